@@ -1,0 +1,168 @@
+using System.Globalization;
+
+namespace FlushBatching.Batching;
+
+/// <summary>
+/// When pending writes are flushed: after <see cref="MaxPendingWrites"/> writes, after
+/// <see cref="MaxPendingBytes"/> bytes, once the oldest pending write has been held <see cref="FlushInterval"/>,
+/// or when the burst ends (nothing more is queued), whichever comes first.
+/// </summary>
+/// <remarks>
+/// Immutable; every value is checked in one constructor, so an instance is always valid. Build it in code
+/// with the <c>With*</c> methods or from configuration text with <see cref="With(string, string)"/>, which
+/// reads HOCON's notation (<c>16k</c>, <c>40ms</c>, <c>on</c>). The keys are those of Akka.Remote's
+/// <c>batching { }</c> block, so a user's existing configuration keeps its meaning; here every key is honoured.
+/// </remarks>
+public sealed class BatchingSettings : IEquatable<BatchingSettings>
+{
+    /// <summary>The key of <see cref="Enabled"/>.</summary>
+    public const string EnabledKey = "enabled";
+
+    /// <summary>The key of <see cref="MaxPendingWrites"/>.</summary>
+    public const string MaxPendingWritesKey = "max-pending-writes";
+
+    /// <summary>The key of <see cref="MaxPendingBytes"/>.</summary>
+    public const string MaxPendingBytesKey = "max-pending-bytes";
+
+    /// <summary>The key of <see cref="FlushInterval"/>.</summary>
+    public const string FlushIntervalKey = "flush-interval";
+
+    /// <summary>Batching is on by default: with burst-end flushing it costs light traffic nothing.</summary>
+    public const bool DefaultEnabled = true;
+
+    /// <summary>30 writes, Akka.Remote's own default, so existing tuning carries over.</summary>
+    public const int DefaultMaxPendingWrites = 30;
+
+    /// <summary>16 KiB: Akka.Remote's documented default; large enough for a full send of small messages.</summary>
+    public const long DefaultMaxPendingBytes = 16 * 1024;
+
+    /// <summary>
+    /// The largest <see cref="MaxPendingWrites"/>: 65536 frames in one send is far past the point of any gain.
+    /// </summary>
+    public const int MaxPendingWritesLimit = 65536;
+
+    /// <summary>The largest <see cref="MaxPendingBytes"/>: 64 MiB bounds one batch's memory.</summary>
+    public const long MaxPendingBytesLimit = 64L * 1024 * 1024;
+
+    /// <summary>The largest <see cref="FlushInterval"/>: one hour. Anything longer is a mistake in units.</summary>
+    public static readonly TimeSpan FlushIntervalLimit = TimeSpan.FromHours(1);
+
+    /// <summary>40 ms, Akka.Remote's documented default; a bound on holding, not a delay: bursts end sooner.</summary>
+    public static readonly TimeSpan DefaultFlushInterval = TimeSpan.FromMilliseconds(40);
+
+    /// <summary>The keys this type reads, in the order they are documented.</summary>
+    public static readonly IReadOnlyList<string> Keys = [EnabledKey, MaxPendingWritesKey, MaxPendingBytesKey, FlushIntervalKey];
+
+    private BatchingSettings(bool enabled, int maxPendingWrites, long maxPendingBytes, TimeSpan flushInterval)
+    {
+        if (maxPendingWrites is < 1 or > MaxPendingWritesLimit)
+        {
+            throw new InvalidSettingException(MaxPendingWritesKey, maxPendingWrites.ToString(CultureInfo.InvariantCulture), $"a whole number from 1 to {MaxPendingWritesLimit}");
+        }
+
+        if (maxPendingBytes is < 1 or > MaxPendingBytesLimit)
+        {
+            throw new InvalidSettingException(MaxPendingBytesKey, SettingText.FormatSize(maxPendingBytes), $"a size from 1b to {SettingText.FormatSize(MaxPendingBytesLimit)}");
+        }
+
+        if (flushInterval <= TimeSpan.Zero || flushInterval > FlushIntervalLimit)
+        {
+            throw new InvalidSettingException(FlushIntervalKey, SettingText.FormatDuration(flushInterval), $"a duration above 0 and at most {SettingText.FormatDuration(FlushIntervalLimit)}");
+        }
+
+        Enabled = enabled;
+        MaxPendingWrites = maxPendingWrites;
+        MaxPendingBytes = maxPendingBytes;
+        FlushInterval = flushInterval;
+    }
+
+    /// <summary>The defaults: on, 30 writes, 16 KiB, 40 ms.</summary>
+    public static BatchingSettings Default { get; } = new(DefaultEnabled, DefaultMaxPendingWrites, DefaultMaxPendingBytes, DefaultFlushInterval);
+
+    /// <summary>Whether writes are batched at all; when off, every write is sent by itself.</summary>
+    /// <value>The default is <c>true</c>.</value>
+    public bool Enabled { get; }
+
+    /// <summary>
+    /// How many pending writes force a flush. Larger batches mean fewer syscalls but more bytes held per send.
+    /// </summary>
+    /// <value>The default is 30.</value>
+    public int MaxPendingWrites { get; }
+
+    /// <summary>How many pending bytes (frame headers included) force a flush.</summary>
+    /// <value>The default is 16 KiB.</value>
+    public long MaxPendingBytes { get; }
+
+    /// <summary>
+    /// The longest a write is held while more writes keep arriving. Bursts that end sooner are flushed at
+    /// once, so this bounds the worst case under sustained load and never delays light traffic.
+    /// </summary>
+    /// <value>The default is 40 ms.</value>
+    public TimeSpan FlushInterval { get; }
+
+    /// <summary>Returns a copy with <see cref="Enabled"/> set.</summary>
+    public BatchingSettings WithEnabled(bool enabled) => new(enabled, MaxPendingWrites, MaxPendingBytes, FlushInterval);
+
+    /// <summary>Returns a copy with <see cref="MaxPendingWrites"/> set; throws if it is out of range.</summary>
+    public BatchingSettings WithMaxPendingWrites(int writes) => new(Enabled, writes, MaxPendingBytes, FlushInterval);
+
+    /// <summary>Returns a copy with <see cref="MaxPendingBytes"/> set; throws if it is out of range.</summary>
+    public BatchingSettings WithMaxPendingBytes(long bytes) => new(Enabled, MaxPendingWrites, bytes, FlushInterval);
+
+    /// <summary>Returns a copy with <see cref="FlushInterval"/> set; throws if it is out of range.</summary>
+    public BatchingSettings WithFlushInterval(TimeSpan interval) => new(Enabled, MaxPendingWrites, MaxPendingBytes, interval);
+
+    /// <summary>
+    /// Returns a copy with the setting named by <paramref name="key"/> parsed from HOCON text, such as
+    /// <c>With("max-pending-bytes", "16k")</c>.
+    /// </summary>
+    /// <exception cref="InvalidSettingException">The key is unknown or the value is not allowed.</exception>
+    public BatchingSettings With(string key, string value)
+    {
+        return SettingText.ReportingUserText(key, value, () => key switch
+        {
+            EnabledKey => WithEnabled(SettingText.ParseBoolean(key, value)),
+            MaxPendingWritesKey => WithMaxPendingWrites(ParseWrites(key, value)),
+            MaxPendingBytesKey => WithMaxPendingBytes(SettingText.ParseSize(key, value)),
+            FlushIntervalKey => WithFlushInterval(SettingText.ParseDuration(key, value)),
+            _ => throw new InvalidSettingException(key, value, $"one of the keys {string.Join(", ", Keys)}"),
+        });
+    }
+
+    /// <summary>Applies each pair in order to <see cref="Default"/>, as <see cref="With(string, string)"/> does.</summary>
+    public static BatchingSettings FromKeyValues(IEnumerable<KeyValuePair<string, string>> values)
+    {
+        ArgumentNullException.ThrowIfNull(values);
+        var settings = Default;
+        foreach (var (key, value) in values)
+        {
+            settings = settings.With(key, value);
+        }
+
+        return settings;
+    }
+
+    private static int ParseWrites(string key, string value)
+    {
+        var writes = SettingText.ParseInteger(key, value);
+        return writes is >= int.MinValue and <= int.MaxValue
+            ? (int)writes
+            : throw new InvalidSettingException(key, value, $"a whole number from 1 to {MaxPendingWritesLimit}");
+    }
+
+    /// <summary>The settings as HOCON, such as <c>enabled = on, max-pending-writes = 30, ...</c>; fit for a log line.</summary>
+    public override string ToString() =>
+        $"{EnabledKey} = {(Enabled ? "on" : "off")}, {MaxPendingWritesKey} = {MaxPendingWrites}, " +
+        $"{MaxPendingBytesKey} = {SettingText.FormatSize(MaxPendingBytes)}, {FlushIntervalKey} = {SettingText.FormatDuration(FlushInterval)}";
+
+    /// <inheritdoc />
+    public bool Equals(BatchingSettings? other) =>
+        other is not null && Enabled == other.Enabled && MaxPendingWrites == other.MaxPendingWrites
+        && MaxPendingBytes == other.MaxPendingBytes && FlushInterval == other.FlushInterval;
+
+    /// <inheritdoc />
+    public override bool Equals(object? obj) => Equals(obj as BatchingSettings);
+
+    /// <inheritdoc />
+    public override int GetHashCode() => HashCode.Combine(Enabled, MaxPendingWrites, MaxPendingBytes, FlushInterval);
+}

@@ -1,0 +1,288 @@
+using System.Buffers;
+using System.Globalization;
+using System.IO.Pipelines;
+using FlushBatching.Batching;
+using FlushBatching.Diagnostics;
+using FlushBatching.Framing;
+
+namespace FlushBatching.Tcp;
+
+/// <summary>
+/// Everything a framed connection needs: batching, framing, socket options, back-pressure marks, TLS, and
+/// the seams (clock, scheduler, buffer pool, metrics) that tests replace.
+/// </summary>
+/// <remarks>
+/// Immutable; every value and the relation between the two water marks are checked in one constructor.
+/// Keys follow Akka.Remote's <c>dot-netty.tcp</c> section, so configuration text maps one to one:
+/// <see cref="With(string, string)"/> takes <c>tcp-nodelay</c>, <c>batching.max-pending-writes</c> and the rest.
+/// </remarks>
+public sealed class ConnectionSettings
+{
+    /// <summary>The key of <see cref="NoDelay"/>.</summary>
+    public const string NoDelayKey = "tcp-nodelay";
+
+    /// <summary>The key of <see cref="KeepAlive"/>.</summary>
+    public const string KeepAliveKey = "tcp-keepalive";
+
+    /// <summary>The key of <see cref="SendBufferSize"/>.</summary>
+    public const string SendBufferSizeKey = "send-buffer-size";
+
+    /// <summary>The key of <see cref="ReceiveBufferSize"/>.</summary>
+    public const string ReceiveBufferSizeKey = "receive-buffer-size";
+
+    /// <summary>The key of <see cref="Backlog"/>.</summary>
+    public const string BacklogKey = "backlog";
+
+    /// <summary>The key of <see cref="ConnectTimeout"/>.</summary>
+    public const string ConnectTimeoutKey = "connection-timeout";
+
+    /// <summary>The key of <see cref="WriteBufferHighWaterMark"/>.</summary>
+    public const string HighWaterMarkKey = "write-buffer-high-water-mark";
+
+    /// <summary>The key of <see cref="WriteBufferLowWaterMark"/>.</summary>
+    public const string LowWaterMarkKey = "write-buffer-low-water-mark";
+
+    /// <summary>The prefix of the batching keys, such as <c>batching.max-pending-writes</c>.</summary>
+    public const string BatchingPrefix = "batching.";
+
+    /// <summary>On: batching already gathers small writes, so Nagle's algorithm would only add delay.</summary>
+    public const bool DefaultNoDelay = true;
+
+    /// <summary>On, as in Akka.Remote: dead peers are found even on idle connections.</summary>
+    public const bool DefaultKeepAlive = true;
+
+    /// <summary>256000 bytes, as in Akka.Remote. 0 leaves the operating system's default and its autotuning.</summary>
+    public const int DefaultSendBufferSize = 256000;
+
+    /// <summary>256000 bytes, as in Akka.Remote. 0 leaves the operating system's default and its autotuning.</summary>
+    public const int DefaultReceiveBufferSize = 256000;
+
+    /// <summary>4096 pending connections, as in Akka.Remote.</summary>
+    public const int DefaultBacklog = 4096;
+
+    /// <summary>
+    /// 1 MiB of unsent bytes per connection: room for several maximum-size frames, small enough that a stalled
+    /// peer cannot take much memory.
+    /// </summary>
+    public const long DefaultWriteBufferHighWaterMark = 1024 * 1024;
+
+    /// <summary>512 KiB: half the high-water mark, so writability does not flap around one value.</summary>
+    public const long DefaultWriteBufferLowWaterMark = 512 * 1024;
+
+    /// <summary>15 seconds, as in Akka.Remote.</summary>
+    public static readonly TimeSpan DefaultConnectTimeout = TimeSpan.FromSeconds(15);
+
+    /// <summary>The socket and back-pressure keys this type reads; batching keys add <see cref="BatchingPrefix"/>.</summary>
+    public static readonly IReadOnlyList<string> Keys =
+    [
+        NoDelayKey, KeepAliveKey, SendBufferSizeKey, ReceiveBufferSizeKey, BacklogKey, ConnectTimeoutKey,
+        HighWaterMarkKey, LowWaterMarkKey, FramingSettings.MaximumFrameSizeKey, FramingSettings.ByteOrderKey,
+    ];
+
+    private ConnectionSettings(ConnectionSettings? from)
+    {
+        Batching = from?.Batching ?? BatchingSettings.Default;
+        Framing = from?.Framing ?? FramingSettings.Default;
+        Tls = from?.Tls;
+        NoDelay = from?.NoDelay ?? DefaultNoDelay;
+        KeepAlive = from?.KeepAlive ?? DefaultKeepAlive;
+        SendBufferSize = from?.SendBufferSize ?? DefaultSendBufferSize;
+        ReceiveBufferSize = from?.ReceiveBufferSize ?? DefaultReceiveBufferSize;
+        Backlog = from?.Backlog ?? DefaultBacklog;
+        ConnectTimeout = from?.ConnectTimeout ?? DefaultConnectTimeout;
+        WriteBufferHighWaterMark = from?.WriteBufferHighWaterMark ?? DefaultWriteBufferHighWaterMark;
+        WriteBufferLowWaterMark = from?.WriteBufferLowWaterMark ?? DefaultWriteBufferLowWaterMark;
+        TimeProvider = from?.TimeProvider ?? TimeProvider.System;
+        SendScheduler = from?.SendScheduler;
+        BufferPool = from?.BufferPool ?? ArrayPool<byte>.Shared;
+        Metrics = from?.Metrics ?? FlushBatchingMetrics.Shared;
+    }
+
+    /// <summary>The defaults: batching on, Akka.Remote's socket options, no TLS.</summary>
+    public static ConnectionSettings Default { get; } = new(null);
+
+    /// <summary>When writes are flushed.</summary>
+    public BatchingSettings Batching { get; private init; }
+
+    /// <summary>The wire format: byte order and maximum frame size.</summary>
+    public FramingSettings Framing { get; private init; }
+
+    /// <summary>TLS for the connection, or <c>null</c> for plain TCP.</summary>
+    /// <value>The default is <c>null</c>.</value>
+    public TlsSettings? Tls { get; private init; }
+
+    /// <summary>Whether Nagle's algorithm is turned off (<c>TCP_NODELAY</c>).</summary>
+    /// <value>The default is <c>true</c>.</value>
+    public bool NoDelay { get; private init; }
+
+    /// <summary>Whether TCP keep-alive probes are on.</summary>
+    /// <value>The default is <c>true</c>.</value>
+    public bool KeepAlive { get; private init; }
+
+    /// <summary>The socket's send buffer in bytes; 0 keeps the operating system's default.</summary>
+    /// <value>The default is 256000.</value>
+    public int SendBufferSize { get; private init; }
+
+    /// <summary>The socket's receive buffer in bytes; 0 keeps the operating system's default.</summary>
+    /// <value>The default is 256000.</value>
+    public int ReceiveBufferSize { get; private init; }
+
+    /// <summary>How many not-yet-accepted connections a listener queues.</summary>
+    /// <value>The default is 4096.</value>
+    public int Backlog { get; private init; }
+
+    /// <summary>How long connecting, TLS handshake included, may take before it fails.</summary>
+    /// <value>The default is 15 seconds.</value>
+    public TimeSpan ConnectTimeout { get; private init; }
+
+    /// <summary>
+    /// Unsent bytes above which <see cref="FramedConnection.TryWrite"/> returns <c>false</c>, so a slow
+    /// reader cannot grow the sender's memory without bound.
+    /// </summary>
+    /// <value>The default is 1 MiB.</value>
+    public long WriteBufferHighWaterMark { get; private init; }
+
+    /// <summary>Unsent bytes below which a connection that hit the high-water mark takes writes again.</summary>
+    /// <value>The default is 512 KiB.</value>
+    public long WriteBufferLowWaterMark { get; private init; }
+
+    /// <summary>The clock the flush policy reads; tests replace it.</summary>
+    /// <value>The default is <see cref="TimeProvider.System"/>.</value>
+    public TimeProvider TimeProvider { get; private init; }
+
+    /// <summary>
+    /// Where a connection's send loop is woken when writes arrive; <c>null</c> wakes it on the thread pool
+    /// with no allocation. Tests pass a scheduler they run by hand, to queue writes before a drain.
+    /// </summary>
+    /// <value>The default is <c>null</c>.</value>
+    public PipeScheduler? SendScheduler { get; private init; }
+
+    /// <summary>Where frame buffers are rented; tests pass a pool that fails on leaks.</summary>
+    /// <value>The default is <see cref="ArrayPool{T}.Shared"/>.</value>
+    public ArrayPool<byte> BufferPool { get; private init; }
+
+    /// <summary>Where counters are recorded.</summary>
+    /// <value>The default is <see cref="FlushBatchingMetrics.Shared"/>, the Meter named <c>FlushBatching</c>.</value>
+    public FlushBatchingMetrics Metrics { get; private init; }
+
+    /// <summary>Returns a copy with <see cref="Batching"/> set.</summary>
+    public ConnectionSettings WithBatching(BatchingSettings batching) =>
+        new(this) { Batching = batching ?? throw new ArgumentNullException(nameof(batching)) };
+
+    /// <summary>Returns a copy with <see cref="Framing"/> set.</summary>
+    public ConnectionSettings WithFraming(FramingSettings framing) =>
+        new(this) { Framing = framing ?? throw new ArgumentNullException(nameof(framing)) };
+
+    /// <summary>Returns a copy with <see cref="Tls"/> set; <c>null</c> turns TLS off.</summary>
+    public ConnectionSettings WithTls(TlsSettings? tls) => new(this) { Tls = tls };
+
+    /// <summary>Returns a copy with <see cref="NoDelay"/> set.</summary>
+    public ConnectionSettings WithNoDelay(bool noDelay) => new(this) { NoDelay = noDelay };
+
+    /// <summary>Returns a copy with <see cref="KeepAlive"/> set.</summary>
+    public ConnectionSettings WithKeepAlive(bool keepAlive) => new(this) { KeepAlive = keepAlive };
+
+    /// <summary>Returns a copy with <see cref="SendBufferSize"/> set; 0 keeps the operating system's default.</summary>
+    public ConnectionSettings WithSendBufferSize(int bytes) =>
+        new(this) { SendBufferSize = RequireBufferSize(SendBufferSizeKey, bytes) };
+
+    /// <summary>Returns a copy with <see cref="ReceiveBufferSize"/> set; 0 keeps the operating system's default.</summary>
+    public ConnectionSettings WithReceiveBufferSize(int bytes) =>
+        new(this) { ReceiveBufferSize = RequireBufferSize(ReceiveBufferSizeKey, bytes) };
+
+    /// <summary>Returns a copy with <see cref="Backlog"/> set (1 to 65535).</summary>
+    public ConnectionSettings WithBacklog(int backlog) => new(this)
+    {
+        Backlog = backlog is >= 1 and <= 65535
+            ? backlog
+            : throw new InvalidSettingException(BacklogKey, backlog.ToString(CultureInfo.InvariantCulture), "a whole number from 1 to 65535"),
+    };
+
+    /// <summary>Returns a copy with <see cref="ConnectTimeout"/> set (above 0, at most 1 hour).</summary>
+    public ConnectionSettings WithConnectTimeout(TimeSpan timeout) => new(this)
+    {
+        ConnectTimeout = timeout > TimeSpan.Zero && timeout <= TimeSpan.FromHours(1)
+            ? timeout
+            : throw new InvalidSettingException(ConnectTimeoutKey, SettingText.FormatDuration(timeout), "a duration above 0 and at most 1h"),
+    };
+
+    /// <summary>
+    /// Returns a copy with both back-pressure marks set: <paramref name="low"/> must be at least 0 and below
+    /// <paramref name="high"/>.
+    /// </summary>
+    public ConnectionSettings WithWriteBufferWaterMarks(long high, long low)
+    {
+        if (high < 1)
+        {
+            throw new InvalidSettingException(HighWaterMarkKey, SettingText.FormatSize(high), "a size of at least 1b");
+        }
+
+        if (low < 0 || low >= high)
+        {
+            throw new InvalidSettingException(LowWaterMarkKey, SettingText.FormatSize(low), $"a size from 0b to below {HighWaterMarkKey} ({SettingText.FormatSize(high)})");
+        }
+
+        return new(this) { WriteBufferHighWaterMark = high, WriteBufferLowWaterMark = low };
+    }
+
+    /// <summary>Returns a copy that reads time from <paramref name="timeProvider"/>.</summary>
+    public ConnectionSettings WithTimeProvider(TimeProvider timeProvider) =>
+        new(this) { TimeProvider = timeProvider ?? throw new ArgumentNullException(nameof(timeProvider)) };
+
+    /// <summary>Returns a copy whose send loops are woken through <paramref name="scheduler"/>; <c>null</c> for the thread pool.</summary>
+    public ConnectionSettings WithSendScheduler(PipeScheduler? scheduler) => new(this) { SendScheduler = scheduler };
+
+    /// <summary>Returns a copy that rents frame buffers from <paramref name="pool"/>.</summary>
+    public ConnectionSettings WithBufferPool(ArrayPool<byte> pool) =>
+        new(this) { BufferPool = pool ?? throw new ArgumentNullException(nameof(pool)) };
+
+    /// <summary>Returns a copy that records counters in <paramref name="metrics"/>.</summary>
+    public ConnectionSettings WithMetrics(FlushBatchingMetrics metrics) =>
+        new(this) { Metrics = metrics ?? throw new ArgumentNullException(nameof(metrics)) };
+
+    /// <summary>
+    /// Returns a copy with the setting named by <paramref name="key"/> parsed from HOCON text: a key of
+    /// <see cref="Keys"/>, or a batching key after <see cref="BatchingPrefix"/>.
+    /// </summary>
+    /// <exception cref="InvalidSettingException">The key is unknown or the value is not allowed.</exception>
+    public ConnectionSettings With(string key, string value)
+    {
+        ArgumentNullException.ThrowIfNull(key);
+        ArgumentNullException.ThrowIfNull(value);
+        if (key.StartsWith(BatchingPrefix, StringComparison.Ordinal))
+        {
+            return WithBatching(Batching.With(key[BatchingPrefix.Length..], value));
+        }
+
+        return key switch
+        {
+            NoDelayKey => WithNoDelay(SettingText.ParseBoolean(key, value)),
+            KeepAliveKey => WithKeepAlive(SettingText.ParseBoolean(key, value)),
+            SendBufferSizeKey => WithSendBufferSize(ParseBufferSize(key, value)),
+            ReceiveBufferSizeKey => WithReceiveBufferSize(ParseBufferSize(key, value)),
+            BacklogKey => SettingText.ReportingUserText(key, value, () => WithBacklog(ParseInt32(key, value))),
+            ConnectTimeoutKey => SettingText.ReportingUserText(key, value, () => WithConnectTimeout(SettingText.ParseDuration(key, value))),
+            HighWaterMarkKey => SettingText.ReportingUserText(key, value, () => WithWriteBufferWaterMarks(SettingText.ParseSize(key, value), WriteBufferLowWaterMark)),
+            LowWaterMarkKey => SettingText.ReportingUserText(key, value, () => WithWriteBufferWaterMarks(WriteBufferHighWaterMark, SettingText.ParseSize(key, value))),
+            FramingSettings.MaximumFrameSizeKey or FramingSettings.ByteOrderKey => WithFraming(Framing.With(key, value)),
+            _ => throw new InvalidSettingException(key, value, $"one of the keys {string.Join(", ", Keys)}, or {BatchingPrefix} followed by one of {string.Join(", ", BatchingSettings.Keys)}"),
+        };
+    }
+
+    private static int RequireBufferSize(string key, int bytes) =>
+        bytes >= 0 ? bytes : throw new InvalidSettingException(key, SettingText.FormatSize(bytes), "a size from 0b (the operating system's default) upwards");
+
+    private static int ParseBufferSize(string key, string value)
+    {
+        var size = SettingText.ParseSize(key, value);
+        return size is >= 0 and <= int.MaxValue
+            ? (int)size
+            : throw new InvalidSettingException(key, value, $"a size from 0b (the operating system's default) to {int.MaxValue}b");
+    }
+
+    private static int ParseInt32(string key, string value)
+    {
+        var number = SettingText.ParseInteger(key, value);
+        return number is >= int.MinValue and <= int.MaxValue ? (int)number : throw new InvalidSettingException(key, value, "a whole number from 1 to 65535");
+    }
+}

@@ -1,0 +1,595 @@
+using System.Buffers;
+using System.IO.Pipelines;
+using System.Net;
+using System.Runtime.CompilerServices;
+using System.Net.Sockets;
+using System.Threading.Tasks.Sources;
+using FlushBatching.Batching;
+using FlushBatching.Framing;
+
+namespace FlushBatching.Tcp;
+
+/// <summary>
+/// A TCP connection that carries length-prefixed frames and batches its writes: <see cref="TryWrite"/> from
+/// any thread appends a frame to a queue, and one send loop sends whatever is queued in gathered sends,
+/// flushing by count, bytes, time, or the moment the burst ends.
+/// </summary>
+/// <remarks>
+/// <para>
+/// Writes: each frame (prefix and payload) is written into one pooled buffer and queued under a short lock.
+/// Only a write that finds the send loop parked wakes it, so a burst of writes costs one wake-up, no Task and
+/// no syscall per message. The send loop takes the whole queue at once and applies the
+/// <see cref="FlushPolicy"/>; when the queue is empty it flushes what it holds (burst end) and parks.
+/// </para>
+/// <para>
+/// Reads: a receive loop fills a <see cref="Pipe"/>; frames are cut from it and handed to the
+/// <see cref="IFrameHandler"/> given to <see cref="Start"/>. Until then inbound frames wait, and TCP flow
+/// control pushes back on the peer.
+/// </para>
+/// <para>
+/// Every ending (local close or abort, the peer closing, a socket error, a bad frame) goes through one
+/// shutdown path; the handler hears of it once, after the last frame.
+/// </para>
+/// </remarks>
+public sealed class FramedConnection : IAsyncDisposable
+{
+    private static readonly TimeSpan GracefulCloseTimeout = TimeSpan.FromSeconds(2);
+
+    private readonly ConnectionIo _io;
+    private readonly ConnectionSettings _settings;
+    private readonly FramingSettings _framing;
+    private readonly ArrayPool<byte> _pool;
+    private readonly FlushPolicy _policy;
+    private readonly Pipe _input;
+    private readonly SendSignal _signal = new();
+    private readonly object _lock = new();
+    private readonly List<ArraySegment<byte>> _batch = [];
+    private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly Task _receiveLoop;
+    private readonly Task _sendLoop;
+
+    // Guarded by _lock.
+    private List<ArraySegment<byte>> _queue = [];
+    private List<ArraySegment<byte>> _draining = [];
+    private long _unsentBytes;
+    private bool _parked;
+    private bool _closeRequested;
+    private bool _closed;
+    private TaskCompletionSource? _writableWaiter;
+
+    private volatile bool _writable = true;
+    private IFrameHandler? _handler;
+    private int _shutdown;
+    private Exception? _closeReason;
+
+    // Written by the send loop or the read loop alone; read through Statistics.
+    private long _framesSent;
+    private long _bytesSent;
+    private long _sends;
+    private long _framesReceived;
+    private long _bytesReceived;
+    private readonly long[] _flushes = new long[Enum.GetValues<FlushReason>().Length];
+
+    internal FramedConnection(Socket socket, ConnectionIo io, ConnectionSettings settings)
+    {
+        _io = io;
+        _settings = settings;
+        _framing = settings.Framing;
+        _pool = settings.BufferPool;
+        _policy = new FlushPolicy(settings.Batching, settings.TimeProvider);
+        LocalEndPoint = (IPEndPoint)socket.LocalEndPoint!;
+        RemoteEndPoint = (IPEndPoint)socket.RemoteEndPoint!;
+
+        // The pipe must hold two whole frames before it stops reading, or a frame larger than the pause
+        // threshold could never complete.
+        var pause = Math.Max(2L * _framing.MaximumFrameSize, 1024 * 1024);
+        _input = new Pipe(new PipeOptions(
+            pauseWriterThreshold: pause,
+            resumeWriterThreshold: pause / 2,
+            minimumSegmentSize: 16 * 1024,
+            readerScheduler: PipeScheduler.Inline,
+            writerScheduler: PipeScheduler.Inline,
+            useSynchronizationContext: false));
+
+        _receiveLoop = ReceiveLoopAsync();
+        _sendLoop = SendLoopAsync();
+    }
+
+    /// <summary>The local end of the connection.</summary>
+    public IPEndPoint LocalEndPoint { get; }
+
+    /// <summary>The remote end of the connection.</summary>
+    public IPEndPoint RemoteEndPoint { get; }
+
+    /// <summary>The settings the connection was made with.</summary>
+    public ConnectionSettings Settings => _settings;
+
+    /// <summary>
+    /// Whether <see cref="TryWrite"/> takes writes: <c>false</c> from when unsent bytes pass
+    /// <see cref="ConnectionSettings.WriteBufferHighWaterMark"/> until they fall to the low-water mark, and
+    /// after the connection is closing.
+    /// </summary>
+    public bool IsWritable => _writable && !Volatile.Read(ref _closeRequested) && !Volatile.Read(ref _closed);
+
+    /// <summary>Bytes written but not yet handed to the socket.</summary>
+    public long UnsentBytes
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _unsentBytes;
+            }
+        }
+    }
+
+    /// <summary>Completes when the connection has ended and its socket is released.</summary>
+    public Task Completion => _completion.Task;
+
+    /// <summary>What ended the connection: <c>null</c> while open and after an orderly close.</summary>
+    public Exception? CloseReason => Volatile.Read(ref _closeReason);
+
+    /// <summary>A snapshot of this connection's counters.</summary>
+    public ConnectionStatistics Statistics => new()
+    {
+        FramesSent = Interlocked.Read(ref _framesSent),
+        BytesSent = Interlocked.Read(ref _bytesSent),
+        Sends = Interlocked.Read(ref _sends),
+        FramesReceived = Interlocked.Read(ref _framesReceived),
+        BytesReceived = Interlocked.Read(ref _bytesReceived),
+        CountFlushes = Interlocked.Read(ref _flushes[(int)FlushReason.Count]),
+        BytesFlushes = Interlocked.Read(ref _flushes[(int)FlushReason.Bytes]),
+        IntervalFlushes = Interlocked.Read(ref _flushes[(int)FlushReason.Interval]),
+        BurstEndFlushes = Interlocked.Read(ref _flushes[(int)FlushReason.BurstEnd]),
+        UnbatchedFlushes = Interlocked.Read(ref _flushes[(int)FlushReason.Unbatched]),
+    };
+
+    /// <summary>
+    /// Queues one frame carrying <paramref name="payload"/>. Thread-safe, never blocks, and keeps the order of
+    /// writes made from one thread (and of writes ordered by the caller across threads).
+    /// </summary>
+    /// <returns>
+    /// <c>true</c> when the frame is queued; <c>false</c> when the connection is above its high-water mark or
+    /// closing, and nothing was queued: try again later (see <see cref="WhenWritableAsync"/>).
+    /// </returns>
+    /// <exception cref="ArgumentException">The payload does not fit in a frame; the message names its size and the limit.</exception>
+    public bool TryWrite(ReadOnlySpan<byte> payload)
+    {
+        FrameEncoder.EnsurePayloadFits(payload.Length, _framing);
+        if (!_writable)
+        {
+            return false;
+        }
+
+        var length = payload.Length + FramingSettings.HeaderLength;
+        var buffer = _pool.Rent(length);
+        FrameEncoder.WriteHeader(buffer, payload.Length, _framing.ByteOrder);
+        payload.CopyTo(buffer.AsSpan(FramingSettings.HeaderLength));
+
+        bool wake;
+        lock (_lock)
+        {
+            if (_closeRequested || _closed || !_writable)
+            {
+                wake = false;
+                length = -1;
+            }
+            else
+            {
+                _queue.Add(new ArraySegment<byte>(buffer, 0, length));
+                _unsentBytes += length;
+                if (_unsentBytes > _settings.WriteBufferHighWaterMark)
+                {
+                    _writable = false;
+                }
+
+                wake = _parked;
+                _parked = false;
+            }
+        }
+
+        if (length < 0)
+        {
+            _pool.Return(buffer);
+            return false;
+        }
+
+        if (wake)
+        {
+            WakeSendLoop();
+        }
+
+        return true;
+    }
+
+    /// <summary>Completes when <see cref="TryWrite"/> takes writes again, or the connection has ended.</summary>
+    public Task WhenWritableAsync(CancellationToken cancellationToken = default)
+    {
+        Task task;
+        lock (_lock)
+        {
+            if (_writable || _closed || _closeRequested)
+            {
+                return Task.CompletedTask;
+            }
+
+            _writableWaiter ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            task = _writableWaiter.Task;
+        }
+
+        return task.WaitAsync(cancellationToken);
+    }
+
+    /// <summary>
+    /// Starts delivering inbound frames to <paramref name="handler"/>, in order, beginning with any that
+    /// arrived before this call; then <see cref="IFrameHandler.OnClosed"/> once when the connection ends.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">A handler was already registered.</exception>
+    public void Start(IFrameHandler handler)
+    {
+        ArgumentNullException.ThrowIfNull(handler);
+        if (Interlocked.CompareExchange(ref _handler, handler, null) is not null)
+        {
+            throw new InvalidOperationException("This connection already has a frame handler.");
+        }
+
+        _ = Task.Run(() => ReadLoopAsync(handler));
+    }
+
+    /// <summary>
+    /// Sends everything already written, then closes: our side ends the stream and waits up to 2 seconds
+    /// for the peer to end its own, so the peer reads every byte. Writes after this call are refused.
+    /// </summary>
+    /// <returns><see cref="Completion"/>.</returns>
+    public Task CloseAsync()
+    {
+        bool wake;
+        lock (_lock)
+        {
+            if (_closeRequested || _closed)
+            {
+                return Completion;
+            }
+
+            _closeRequested = true;
+            wake = _parked;
+            _parked = false;
+        }
+
+        if (wake)
+        {
+            WakeSendLoop();
+        }
+
+        return Completion;
+    }
+
+    /// <summary>Closes at once: frames not yet sent are dropped and their buffers returned.</summary>
+    /// <param name="reason">What the handler is told ended the connection; <c>null</c> for an orderly end.</param>
+    public void Abort(Exception? reason = null) => Shutdown(reason);
+
+    /// <summary>Aborts the connection and waits until its socket is released.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        Abort();
+        await Completion.ConfigureAwait(false);
+    }
+
+    /// <inheritdoc />
+    public override string ToString() => $"{LocalEndPoint} -> {RemoteEndPoint}";
+
+    private void WakeSendLoop()
+    {
+        if (_settings.SendScheduler is { } scheduler)
+        {
+            scheduler.Schedule(SendSignal.Set, _signal);
+        }
+        else
+        {
+            ThreadPool.UnsafeQueueUserWorkItem(_signal, preferLocal: false);
+        }
+    }
+
+    private async Task SendLoopAsync()
+    {
+        Exception? error = null;
+        try
+        {
+            while (true)
+            {
+                List<ArraySegment<byte>>? frames = null;
+                var park = false;
+                lock (_lock)
+                {
+                    if (_closed)
+                    {
+                        break;
+                    }
+
+                    if (_queue.Count > 0)
+                    {
+                        frames = _queue;
+                        _queue = _draining;
+                        _draining = frames;
+                    }
+                    else if (!_policy.HasPending)
+                    {
+                        if (_closeRequested)
+                        {
+                            break;
+                        }
+
+                        _signal.Reset();
+                        _parked = park = true;
+                    }
+                }
+
+                if (park)
+                {
+                    await _signal.WaitAsync().ConfigureAwait(false);
+                }
+                else if (frames is null)
+                {
+                    await FlushAsync(FlushReason.BurstEnd).ConfigureAwait(false);
+                }
+                else
+                {
+                    await GatherAsync(frames).ConfigureAwait(false);
+                }
+            }
+
+            if (Volatile.Read(ref _closeRequested) && !Volatile.Read(ref _closed))
+            {
+                await _io.ShutdownSendAsync().ConfigureAwait(false);
+                await Task.WhenAny(_receiveLoop, Task.Delay(GracefulCloseTimeout)).ConfigureAwait(false);
+                Shutdown(null);
+            }
+        }
+        catch (Exception e)
+        {
+            error = e;
+        }
+        finally
+        {
+            ReturnUnsentBuffers();
+        }
+
+        if (error is not null)
+        {
+            Shutdown(error);
+        }
+    }
+
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private async ValueTask GatherAsync(List<ArraySegment<byte>> frames)
+    {
+        for (var i = 0; i < frames.Count; i++)
+        {
+            var frame = frames[i];
+            frames[i] = default;
+            _batch.Add(frame);
+            var reason = _policy.OnWrite(frame.Count);
+            if (reason != FlushReason.None)
+            {
+                await FlushAsync(reason).ConfigureAwait(false);
+            }
+        }
+
+        frames.Clear();
+    }
+
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private async ValueTask FlushAsync(FlushReason reason)
+    {
+        var frames = _batch.Count;
+        var bytes = _policy.PendingBytes;
+
+        // Counted before the send, so that a peer that has read every frame also sees final counters.
+        Interlocked.Add(ref _framesSent, frames);
+        Interlocked.Add(ref _bytesSent, bytes);
+        Interlocked.Increment(ref _sends);
+        Interlocked.Increment(ref _flushes[(int)reason]);
+        _settings.Metrics.RecordSend(frames, bytes, reason);
+
+        await _io.SendAsync(_batch, bytes).ConfigureAwait(false);
+
+        foreach (var frame in _batch)
+        {
+            _pool.Return(frame.Array!);
+        }
+
+        _batch.Clear();
+        _policy.OnFlushed();
+
+        TaskCompletionSource? waiter = null;
+        lock (_lock)
+        {
+            _unsentBytes -= bytes;
+            if (!_writable && _unsentBytes <= _settings.WriteBufferLowWaterMark)
+            {
+                _writable = true;
+                waiter = _writableWaiter;
+                _writableWaiter = null;
+            }
+        }
+
+        waiter?.TrySetResult();
+    }
+
+    private void ReturnUnsentBuffers()
+    {
+        TaskCompletionSource? waiter;
+        lock (_lock)
+        {
+            _closed = true;
+            ReturnAll(_queue);
+            waiter = _writableWaiter;
+            _writableWaiter = null;
+        }
+
+        ReturnAll(_draining);
+        ReturnAll(_batch);
+        _policy.OnFlushed();
+        waiter?.TrySetResult();
+    }
+
+    private void ReturnAll(List<ArraySegment<byte>> frames)
+    {
+        foreach (var frame in frames)
+        {
+            if (frame.Array is not null)
+            {
+                _pool.Return(frame.Array);
+            }
+        }
+
+        frames.Clear();
+    }
+
+    private async Task ReceiveLoopAsync()
+    {
+        await Task.Yield();
+        var writer = _input.Writer;
+        Exception? error = null;
+        try
+        {
+            while (true)
+            {
+                var received = await _io.ReceiveAsync(writer.GetMemory()).ConfigureAwait(false);
+                if (received == 0)
+                {
+                    break;
+                }
+
+                writer.Advance(received);
+                var flushed = await writer.FlushAsync().ConfigureAwait(false);
+                if (flushed.IsCompleted || flushed.IsCanceled)
+                {
+                    break;
+                }
+            }
+        }
+        catch (Exception e)
+        {
+            error = e;
+        }
+
+        await writer.CompleteAsync(error).ConfigureAwait(false);
+    }
+
+    private async Task ReadLoopAsync(IFrameHandler handler)
+    {
+        var reader = _input.Reader;
+        Exception? error = null;
+        try
+        {
+            while (true)
+            {
+                var result = await reader.ReadAsync().ConfigureAwait(false);
+                var buffer = result.Buffer;
+                long frames = 0;
+                long bytes = 0;
+                try
+                {
+                    while (Volatile.Read(ref _shutdown) == 0 && FrameDecoder.TryReadFrame(ref buffer, _framing, out var payload))
+                    {
+                        frames++;
+                        bytes += payload.Length;
+                        handler.OnFrame(this, payload);
+                    }
+
+                    if (result.IsCanceled || Volatile.Read(ref _shutdown) != 0)
+                    {
+                        break;
+                    }
+
+                    if (result.IsCompleted)
+                    {
+                        if (!buffer.IsEmpty)
+                        {
+                            throw new InvalidFrameException($"The peer closed the connection inside a frame: {buffer.Length} bytes of an unfinished frame were left.");
+                        }
+
+                        break;
+                    }
+                }
+                finally
+                {
+                    reader.AdvanceTo(buffer.Start, buffer.End);
+                    Interlocked.Add(ref _framesReceived, frames);
+                    Interlocked.Add(ref _bytesReceived, bytes);
+                    _settings.Metrics.RecordReceived(frames, bytes);
+                }
+            }
+        }
+        catch (Exception e)
+        {
+            error = e;
+        }
+
+        await reader.CompleteAsync().ConfigureAwait(false);
+        Shutdown(error);
+        await Completion.ConfigureAwait(false);
+        handler.OnClosed(this, CloseReason);
+    }
+
+    // The one way a connection ends. The first reason wins; every later call is a no-op.
+    private void Shutdown(Exception? reason)
+    {
+        if (Interlocked.Exchange(ref _shutdown, 1) != 0)
+        {
+            return;
+        }
+
+        Volatile.Write(ref _closeReason, reason);
+        bool wake;
+        lock (_lock)
+        {
+            _closed = true;
+            wake = _parked;
+            _parked = false;
+        }
+
+        _io.Dispose();
+        _input.Reader.CancelPendingRead();
+        if (wake)
+        {
+            WakeSendLoop();
+        }
+
+        _ = CompleteWhenLoopsEndAsync();
+    }
+
+    private async Task CompleteWhenLoopsEndAsync()
+    {
+        try
+        {
+            await Task.WhenAll(_sendLoop, _receiveLoop).ConfigureAwait(false);
+        }
+        finally
+        {
+            _completion.TrySetResult();
+        }
+    }
+
+    /// <summary>The send loop's wake-up: awaitable with no allocation, and a thread-pool work item that completes it.</summary>
+    private sealed class SendSignal : IValueTaskSource, IThreadPoolWorkItem
+    {
+        public static readonly Action<object?> Set = static state => ((SendSignal)state!).Execute();
+
+        private ManualResetValueTaskSourceCore<bool> _source;
+
+        public void Reset() => _source.Reset();
+
+        public ValueTask WaitAsync() => new(this, _source.Version);
+
+        public void Execute() => _source.SetResult(true);
+
+        void IValueTaskSource.GetResult(short token) => _source.GetResult(token);
+
+        ValueTaskSourceStatus IValueTaskSource.GetStatus(short token) => _source.GetStatus(token);
+
+        void IValueTaskSource.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
+            _source.OnCompleted(continuation, state, token, flags);
+    }
+}

@@ -1,0 +1,65 @@
+using System.Net;
+using System.Net.Sockets;
+using System.Security.Authentication;
+
+namespace FlushBatching.Tcp;
+
+/// <summary>Opens framed connections, TLS handshake included, within <see cref="ConnectionSettings.ConnectTimeout"/>.</summary>
+public static class FramedConnector
+{
+    /// <summary>Connects to <paramref name="remote"/>.</summary>
+    /// <exception cref="TimeoutException">Connecting took longer than <see cref="ConnectionSettings.ConnectTimeout"/>.</exception>
+    /// <exception cref="IOException">The connection was refused or failed; the message names the endpoint.</exception>
+    /// <exception cref="AuthenticationException">The TLS handshake failed, such as on a certificate that does not validate.</exception>
+    public static Task<FramedConnection> ConnectAsync(IPEndPoint remote, ConnectionSettings settings, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(remote);
+        return ConnectAsync(remote, remote.Address.ToString(), settings, cancellationToken);
+    }
+
+    /// <summary>Connects to <paramref name="host"/> (a name or an address) on <paramref name="port"/>.</summary>
+    /// <inheritdoc cref="ConnectAsync(IPEndPoint, ConnectionSettings, CancellationToken)"/>
+    public static Task<FramedConnection> ConnectAsync(string host, int port, ConnectionSettings settings, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(host);
+        EndPoint remote = IPAddress.TryParse(host, out var address) ? new IPEndPoint(address, port) : new DnsEndPoint(host, port);
+        return ConnectAsync(remote, host, settings, cancellationToken);
+    }
+
+    private static async Task<FramedConnection> ConnectAsync(EndPoint remote, string host, ConnectionSettings settings, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(settings);
+        var socket = remote.AddressFamily == AddressFamily.Unspecified
+            ? new Socket(SocketType.Stream, ProtocolType.Tcp)
+            : new Socket(remote.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        timeout.CancelAfter(settings.ConnectTimeout);
+        try
+        {
+            SocketSetup.ApplyOptions(socket, settings);
+            await socket.ConnectAsync(remote, timeout.Token).ConfigureAwait(false);
+            var io = await SocketSetup.CreateIoAsync(socket, settings, host, timeout.Token).ConfigureAwait(false);
+            return new FramedConnection(socket, io, settings);
+        }
+        catch (OperationCanceledException e) when (!cancellationToken.IsCancellationRequested)
+        {
+            socket.Dispose();
+            throw new TimeoutException($"Connecting to {remote} timed out after {SettingText.FormatDuration(settings.ConnectTimeout)} ({ConnectionSettings.ConnectTimeoutKey}).", e);
+        }
+        catch (SocketException e)
+        {
+            socket.Dispose();
+            throw new IOException($"Connecting to {remote} failed: {e.SocketErrorCode} ({e.Message}).", e);
+        }
+        catch (AuthenticationException e)
+        {
+            socket.Dispose();
+            throw new AuthenticationException($"The TLS handshake with {remote} failed: {e.Message}", e);
+        }
+        catch
+        {
+            socket.Dispose();
+            throw;
+        }
+    }
+}

@@ -1,0 +1,127 @@
+using System.Net;
+using System.Net.Sockets;
+
+namespace FlushBatching.Tcp;
+
+/// <summary>
+/// Accepts framed connections on a local endpoint and announces each one, after its TLS handshake if TLS is
+/// configured. A connection that fails to set up is reported and dropped; the listener keeps accepting.
+/// </summary>
+public sealed class FramedListener : IAsyncDisposable
+{
+    private readonly Socket _socket;
+    private readonly ConnectionSettings _settings;
+    private readonly Action<FramedConnection> _onConnection;
+    private readonly Action<Exception>? _onRejected;
+    private readonly CancellationTokenSource _stopping = new();
+    private readonly Task _acceptLoop;
+
+    private FramedListener(Socket socket, ConnectionSettings settings, Action<FramedConnection> onConnection, Action<Exception>? onRejected)
+    {
+        _socket = socket;
+        _settings = settings;
+        _onConnection = onConnection;
+        _onRejected = onRejected;
+        LocalEndPoint = (IPEndPoint)socket.LocalEndPoint!;
+        _acceptLoop = AcceptLoopAsync();
+    }
+
+    /// <summary>The bound endpoint; its port is the one the system chose when port 0 was asked for.</summary>
+    public IPEndPoint LocalEndPoint { get; }
+
+    /// <summary>Binds <paramref name="endpoint"/> and starts accepting.</summary>
+    /// <param name="endpoint">Where to listen; port 0 lets the system choose.</param>
+    /// <param name="settings">Settings for every accepted connection, and the backlog.</param>
+    /// <param name="onConnection">Called with each new connection, which waits for <see cref="FramedConnection.Start"/>.</param>
+    /// <param name="onRejected">Called when an accepted socket could not become a connection (a failed TLS handshake, say), with the reason.</param>
+    /// <exception cref="SocketException">The endpoint cannot be bound.</exception>
+    public static FramedListener Start(IPEndPoint endpoint, ConnectionSettings settings, Action<FramedConnection> onConnection, Action<Exception>? onRejected = null)
+    {
+        ArgumentNullException.ThrowIfNull(endpoint);
+        ArgumentNullException.ThrowIfNull(settings);
+        ArgumentNullException.ThrowIfNull(onConnection);
+        if (settings.Tls is { Certificate: null })
+        {
+            throw new ArgumentException("A TLS listener needs TlsSettings.Certificate, with its private key.", nameof(settings));
+        }
+
+        var socket = new Socket(endpoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        try
+        {
+            socket.Bind(endpoint);
+            socket.Listen(settings.Backlog);
+        }
+        catch
+        {
+            socket.Dispose();
+            throw;
+        }
+
+        return new FramedListener(socket, settings, onConnection, onRejected);
+    }
+
+    /// <summary>Stops accepting. Connections already announced stay open; they are their owners' to close.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        if (_stopping.IsCancellationRequested)
+        {
+            return;
+        }
+
+        await _stopping.CancelAsync().ConfigureAwait(false);
+        _socket.Dispose();
+        await _acceptLoop.ConfigureAwait(false);
+        _stopping.Dispose();
+    }
+
+    private async Task AcceptLoopAsync()
+    {
+        while (!_stopping.IsCancellationRequested)
+        {
+            Socket accepted;
+            try
+            {
+                accepted = await _socket.AcceptAsync(_stopping.Token).ConfigureAwait(false);
+            }
+            catch (Exception) when (_stopping.IsCancellationRequested)
+            {
+                return;
+            }
+            catch (SocketException e)
+            {
+                _onRejected?.Invoke(new IOException($"Accepting on {LocalEndPoint} failed: {e.SocketErrorCode}.", e));
+                continue;
+            }
+
+            _ = SetUpAsync(accepted);
+        }
+    }
+
+    private async Task SetUpAsync(Socket socket)
+    {
+        var remote = socket.RemoteEndPoint;
+        FramedConnection? connection = null;
+        try
+        {
+            SocketSetup.ApplyOptions(socket, _settings);
+            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(_stopping.Token);
+            timeout.CancelAfter(_settings.ConnectTimeout);
+            var io = await SocketSetup.CreateIoAsync(socket, _settings, serverName: null, timeout.Token).ConfigureAwait(false);
+            connection = new FramedConnection(socket, io, _settings);
+            _onConnection(connection);
+        }
+        catch (Exception e)
+        {
+            if (connection is null)
+            {
+                socket.Dispose();
+            }
+            else
+            {
+                connection.Abort(e);
+            }
+
+            _onRejected?.Invoke(new IOException($"The connection from {remote} to {LocalEndPoint} was dropped while setting up: {e.Message}", e));
+        }
+    }
+}

@@ -1,0 +1,71 @@
+using System.Net.Security;
+using System.Net.Sockets;
+using System.Security.Cryptography.X509Certificates;
+
+namespace FlushBatching.Tcp;
+
+/// <summary>What the listener and the connector do alike to a new socket: options, then TLS if configured.</summary>
+internal static class SocketSetup
+{
+    public static void ApplyOptions(Socket socket, ConnectionSettings settings)
+    {
+        socket.NoDelay = settings.NoDelay;
+        socket.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.KeepAlive, settings.KeepAlive);
+        if (settings.SendBufferSize > 0)
+        {
+            socket.SendBufferSize = settings.SendBufferSize;
+        }
+
+        if (settings.ReceiveBufferSize > 0)
+        {
+            socket.ReceiveBufferSize = settings.ReceiveBufferSize;
+        }
+    }
+
+    /// <summary>Makes the connection's transport: the socket itself, or a TLS stream after the handshake.</summary>
+    public static async Task<ConnectionIo> CreateIoAsync(Socket socket, ConnectionSettings settings, string? serverName, CancellationToken cancellationToken)
+    {
+        var tls = settings.Tls;
+        if (tls is null)
+        {
+            return new SocketConnectionIo(socket);
+        }
+
+        var stream = new SslStream(new NetworkStream(socket, ownsSocket: false), leaveInnerStreamOpen: false);
+        try
+        {
+            if (serverName is null)
+            {
+                await stream.AuthenticateAsServerAsync(
+                    new SslServerAuthenticationOptions
+                    {
+                        ServerCertificate = tls.Certificate ?? throw new InvalidOperationException("A TLS listener needs TlsSettings.Certificate, with its private key."),
+                        ClientCertificateRequired = false,
+                        EnabledSslProtocols = tls.Protocols,
+                        CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
+                    },
+                    cancellationToken).ConfigureAwait(false);
+            }
+            else
+            {
+                await stream.AuthenticateAsClientAsync(
+                    new SslClientAuthenticationOptions
+                    {
+                        TargetHost = tls.TargetHost ?? serverName,
+                        EnabledSslProtocols = tls.Protocols,
+                        CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
+                        RemoteCertificateValidationCallback = tls.SuppressValidation ? static (_, _, _, _) => true : null,
+                        ClientCertificates = tls.Certificate is null ? null : [tls.Certificate],
+                    },
+                    cancellationToken).ConfigureAwait(false);
+            }
+        }
+        catch
+        {
+            await stream.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+
+        return new TlsConnectionIo(socket, stream, settings.BufferPool);
+    }
+}
