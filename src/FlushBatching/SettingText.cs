@@ -125,6 +125,8 @@ public static class SettingText
     /// <summary>Formats a duration the way HOCON writes it, in the largest unit that keeps it whole.</summary>
     public static string FormatDuration(TimeSpan duration) => duration.Ticks switch
     {
+        var t when t % TimeSpan.TicksPerHour == 0 && t != 0 => $"{t / TimeSpan.TicksPerHour}h",
+        var t when t % TimeSpan.TicksPerMinute == 0 && t != 0 => $"{t / TimeSpan.TicksPerMinute}m",
         var t when t % TimeSpan.TicksPerSecond == 0 && t != 0 => $"{t / TimeSpan.TicksPerSecond}s",
         var t when t % TimeSpan.TicksPerMillisecond == 0 => $"{t / TimeSpan.TicksPerMillisecond}ms",
         var t when t % 10 == 0 => $"{t / 10}us",

@@ -1,0 +1,80 @@
+using System.Buffers;
+using FlushBatching.Tcp;
+
+namespace FlushBatching.Tests.Support;
+
+/// <summary>A frame handler that keeps a copy of every frame and lets a test wait for a count or the end.</summary>
+public sealed class FrameCollector : IFrameHandler
+{
+    private readonly List<byte[]> _frames = [];
+    private readonly TaskCompletionSource<Exception?> _closed = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private int _closedCalls;
+
+    public static readonly TimeSpan Patience = TimeSpan.FromSeconds(30);
+
+    public int ClosedCalls => Volatile.Read(ref _closedCalls);
+
+    public Task<Exception?> Closed => _closed.Task;
+
+    public IReadOnlyList<byte[]> Frames
+    {
+        get
+        {
+            lock (_frames)
+            {
+                return _frames.ToList();
+            }
+        }
+    }
+
+    public int Count
+    {
+        get
+        {
+            lock (_frames)
+            {
+                return _frames.Count;
+            }
+        }
+    }
+
+    public Action<FramedConnection, byte[]>? OnEach { get; set; }
+
+    public void OnFrame(FramedConnection connection, ReadOnlySequence<byte> payload)
+    {
+        var copy = payload.ToArray();
+        lock (_frames)
+        {
+            _frames.Add(copy);
+            Monitor.PulseAll(_frames);
+        }
+
+        OnEach?.Invoke(connection, copy);
+    }
+
+    public void OnClosed(FramedConnection connection, Exception? reason)
+    {
+        Interlocked.Increment(ref _closedCalls);
+        _closed.TrySetResult(reason);
+    }
+
+    /// <summary>Waits until <paramref name="count"/> frames have arrived; fails the test after <see cref="Patience"/>.</summary>
+    public Task WaitForCountAsync(int count) => Task.Run(() =>
+    {
+        var deadline = DateTime.UtcNow + Patience;
+        lock (_frames)
+        {
+            while (_frames.Count < count)
+            {
+                var left = deadline - DateTime.UtcNow;
+                if (left <= TimeSpan.Zero || !Monitor.Wait(_frames, left))
+                {
+                    Assert.Fail($"Only {_frames.Count} of {count} frames arrived within {Patience}.");
+                }
+            }
+        }
+    });
+
+    /// <summary>Waits for the connection's end and returns its reason; fails the test after <see cref="Patience"/>.</summary>
+    public async Task<Exception?> WaitClosedAsync() => await Closed.WaitAsync(Patience);
+}
