@@ -554,7 +554,8 @@ public sealed class FramedConnection : IAsyncDisposable
         _input.Reader.CancelPendingRead();
         if (wake)
         {
-            WakeSendLoop();
+            // Not through SendScheduler: that seam delays drains, and an ending must never wait on it.
+            ThreadPool.UnsafeQueueUserWorkItem(_signal, preferLocal: false);
         }
 
         _ = CompleteWhenLoopsEndAsync();
