@@ -109,7 +109,7 @@ public sealed class FramedConnection : IAsyncDisposable
     /// <see cref="ConnectionSettings.WriteBufferHighWaterMark"/> until they fall to the low-water mark, and
     /// after the connection is closing.
     /// </summary>
-    public bool IsWritable => _writable && !Volatile.Read(ref _closeRequested) && !Volatile.Read(ref _closed);
+    public bool IsWritable => _writable;
 
     /// <summary>Bytes written but not yet handed to the socket.</summary>
     public long UnsentBytes
@@ -252,6 +252,7 @@ public sealed class FramedConnection : IAsyncDisposable
             }
 
             _closeRequested = true;
+            _writable = false;
             wake = _parked;
             _parked = false;
         }
@@ -405,7 +406,7 @@ public sealed class FramedConnection : IAsyncDisposable
         lock (_lock)
         {
             _unsentBytes -= bytes;
-            if (!_writable && _unsentBytes <= _settings.WriteBufferLowWaterMark)
+            if (!_writable && !_closeRequested && !_closed && _unsentBytes <= _settings.WriteBufferLowWaterMark)
             {
                 _writable = true;
                 waiter = _writableWaiter;
@@ -475,6 +476,13 @@ public sealed class FramedConnection : IAsyncDisposable
         }
 
         await writer.CompleteAsync(error).ConfigureAwait(false);
+
+        // An error loses what is buffered anyway, so it ends the connection now, handler or not; a clean end of
+        // stream waits for the handler to read every frame before it.
+        if (error is not null)
+        {
+            Shutdown(error);
+        }
     }
 
     private async Task ReadLoopAsync(IFrameHandler handler)
@@ -542,21 +550,19 @@ public sealed class FramedConnection : IAsyncDisposable
         }
 
         Volatile.Write(ref _closeReason, reason);
-        bool wake;
         lock (_lock)
         {
             _closed = true;
-            wake = _parked;
+            _writable = false;
             _parked = false;
         }
 
         _io.Dispose();
         _input.Reader.CancelPendingRead();
-        if (wake)
-        {
-            // Not through SendScheduler: that seam delays drains, and an ending must never wait on it.
-            ThreadPool.UnsafeQueueUserWorkItem(_signal, preferLocal: false);
-        }
+
+        // Always, and not through SendScheduler: a wake already queued there may never run, and an ending must
+        // not wait on that seam. A second wake for the same park is ignored.
+        ThreadPool.UnsafeQueueUserWorkItem(_signal, preferLocal: false);
 
         _ = CompleteWhenLoopsEndAsync();
     }
@@ -579,12 +585,25 @@ public sealed class FramedConnection : IAsyncDisposable
         public static readonly Action<object?> Set = static state => ((SendSignal)state!).Execute();
 
         private ManualResetValueTaskSourceCore<bool> _source;
+        private int _set;
 
-        public void Reset() => _source.Reset();
+        // Called by the send loop, under the connection's lock, just before it parks.
+        public void Reset()
+        {
+            _source.Reset();
+            Volatile.Write(ref _set, 0);
+        }
 
         public ValueTask WaitAsync() => new(this, _source.Version);
 
-        public void Execute() => _source.SetResult(true);
+        // Any number of wakes may race for one park; the first completes it, the rest do nothing.
+        public void Execute()
+        {
+            if (Interlocked.Exchange(ref _set, 1) == 0)
+            {
+                _source.SetResult(true);
+            }
+        }
 
         void IValueTaskSource.GetResult(short token) => _source.GetResult(token);
 

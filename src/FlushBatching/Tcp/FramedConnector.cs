@@ -32,6 +32,11 @@ public static class FramedConnector
         var socket = remote.AddressFamily == AddressFamily.Unspecified
             ? new Socket(SocketType.Stream, ProtocolType.Tcp)
             : new Socket(remote.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
+        if (socket.AddressFamily == AddressFamily.InterNetworkV6)
+        {
+            socket.DualMode = true;
+        }
+
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         timeout.CancelAfter(settings.ConnectTimeout);
         try

@@ -1,0 +1,57 @@
+using System.Buffers;
+using FlushBatching.Tcp;
+using FlushBatching.Tests.Support;
+
+namespace FlushBatching.Tests.Tcp;
+
+public class BackPressureTests
+{
+    [Fact]
+    public async Task A_reader_that_stops_turns_writes_away_with_bounded_memory_until_it_reads_again()
+    {
+        const long high = 256 * 1024;
+        const long low = 128 * 1024;
+        var settings = ConnectionSettings.Default.WithSendBufferSize(64 * 1024).WithReceiveBufferSize(64 * 1024).WithWriteBufferWaterMarks(high, low);
+        await using var loopback = Loopback.Listen(settings);
+        var (client, server) = await loopback.ConnectAsync(settings);
+        using var gate = new ManualResetEventSlim(false);
+        var reader = new GatedReader(gate);
+        server.Start(reader);
+
+        var payload = new byte[16 * 1024];
+        var accepted = 0;
+        while (client.TryWrite(payload))
+        {
+            accepted++;
+            Assert.True(client.UnsentBytes <= high + payload.Length + 4, $"{client.UnsentBytes} bytes unsent, above the high-water mark and one frame");
+            Assert.True(accepted < 10_000, "160 MB were taken by a connection whose reader has stopped.");
+        }
+
+        Assert.False(client.IsWritable);
+        Assert.True(client.UnsentBytes > high);
+        var whenWritable = client.WhenWritableAsync();
+        Assert.False(whenWritable.IsCompleted);
+
+        gate.Set();
+        await whenWritable.WaitAsync(FrameCollector.Patience);
+        Assert.True(client.UnsentBytes <= low);
+        Assert.True(client.TryWrite(payload));
+        accepted++;
+        await reader.WaitForCountAsync(accepted);
+    }
+
+    private sealed class GatedReader(ManualResetEventSlim gate) : IFrameHandler
+    {
+        private readonly FrameCollector _inner = new();
+
+        public Task WaitForCountAsync(int count) => _inner.WaitForCountAsync(count);
+
+        public void OnFrame(FramedConnection connection, ReadOnlySequence<byte> payload)
+        {
+            gate.Wait(FrameCollector.Patience);
+            _inner.OnFrame(connection, payload);
+        }
+
+        public void OnClosed(FramedConnection connection, Exception? reason) => _inner.OnClosed(connection, reason);
+    }
+}
