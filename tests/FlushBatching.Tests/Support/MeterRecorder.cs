@@ -1,0 +1,48 @@
+using System.Collections.Concurrent;
+using System.Diagnostics.Metrics;
+using FlushBatching.Diagnostics;
+
+namespace FlushBatching.Tests.Support;
+
+/// <summary>Listens to one <see cref="FlushBatchingMetrics"/> instance and keeps every measurement.</summary>
+public sealed class MeterRecorder : IDisposable
+{
+    private readonly MeterListener _listener = new();
+
+    public MeterRecorder(FlushBatchingMetrics metrics)
+    {
+        _listener.InstrumentPublished = (instrument, listener) =>
+        {
+            if (ReferenceEquals(instrument.Meter, metrics.Meter))
+            {
+                listener.EnableMeasurementEvents(instrument);
+            }
+        };
+        _listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) => Record(instrument, value, tags));
+        _listener.SetMeasurementEventCallback<int>((instrument, value, tags, _) => Record(instrument, value, tags));
+        _listener.Start();
+    }
+
+    public ConcurrentQueue<(string Instrument, long Value, string? Reason)> Measurements { get; } = new();
+
+    public long Sum(string instrument, string? reason = null) =>
+        Measurements.Where(m => m.Instrument == instrument && (reason is null || m.Reason == reason)).Sum(m => m.Value);
+
+    public IEnumerable<long> Values(string instrument) => Measurements.Where(m => m.Instrument == instrument).Select(m => m.Value);
+
+    private void Record(Instrument instrument, long value, ReadOnlySpan<KeyValuePair<string, object?>> tags)
+    {
+        string? reason = null;
+        foreach (var tag in tags)
+        {
+            if (tag.Key == "reason")
+            {
+                reason = (string?)tag.Value;
+            }
+        }
+
+        Measurements.Enqueue((instrument.Name, value, reason));
+    }
+
+    public void Dispose() => _listener.Dispose();
+}
