@@ -35,6 +35,10 @@ public sealed class FramedConnection : IAsyncDisposable
 {
     private static readonly TimeSpan GracefulCloseTimeout = TimeSpan.FromSeconds(2);
 
+    // Frames are appended to pooled chunks of this size; a larger frame gets a buffer of its own. Few chunks are
+    // out at once, so the pool serves them from its caches, where one buffer per frame would miss under load.
+    private const int ChunkSize = 32 * 1024;
+
     private readonly ConnectionIo _io;
     private readonly ConnectionSettings _settings;
     private readonly FramingSettings _framing;
@@ -44,6 +48,7 @@ public sealed class FramedConnection : IAsyncDisposable
     private readonly SendSignal _signal = new();
     private readonly object _lock = new();
     private readonly List<ArraySegment<byte>> _batch = [];
+    private readonly List<ArraySegment<byte>> _sendList = [];
     private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly Task _receiveLoop;
     private readonly Task _sendLoop;
@@ -56,6 +61,11 @@ public sealed class FramedConnection : IAsyncDisposable
     private bool _closeRequested;
     private bool _closed;
     private TaskCompletionSource? _writableWaiter;
+    private byte[]? _chunk;
+    private int _chunkUsed;
+
+    // Touched by the send loop alone: the chunk of the last frame sent, returned once a later chunk is reached.
+    private byte[]? _sentChunk;
 
     private volatile bool _writable = true;
     private IFrameHandler? _handler;
@@ -162,36 +172,26 @@ public sealed class FramedConnection : IAsyncDisposable
         }
 
         var length = payload.Length + FramingSettings.HeaderLength;
-        var buffer = _pool.Rent(length);
-        FrameEncoder.WriteHeader(buffer, payload.Length, _framing.ByteOrder);
-        payload.CopyTo(buffer.AsSpan(FramingSettings.HeaderLength));
-
         bool wake;
         lock (_lock)
         {
-            if (_closeRequested || _closed || !_writable)
+            if (!_writable)
             {
-                wake = false;
-                length = -1;
+                return false;
             }
-            else
+
+            var frame = Reserve(length);
+            FrameEncoder.WriteHeader(frame, payload.Length, _framing.ByteOrder);
+            payload.CopyTo(frame.AsSpan(FramingSettings.HeaderLength));
+            _queue.Add(frame);
+            _unsentBytes += length;
+            if (_unsentBytes > _settings.WriteBufferHighWaterMark)
             {
-                _queue.Add(new ArraySegment<byte>(buffer, 0, length));
-                _unsentBytes += length;
-                if (_unsentBytes > _settings.WriteBufferHighWaterMark)
-                {
-                    _writable = false;
-                }
-
-                wake = _parked;
-                _parked = false;
+                _writable = false;
             }
-        }
 
-        if (length < 0)
-        {
-            _pool.Return(buffer);
-            return false;
+            wake = _parked;
+            _parked = false;
         }
 
         if (wake)
@@ -200,6 +200,21 @@ public sealed class FramedConnection : IAsyncDisposable
         }
 
         return true;
+    }
+
+    // Under _lock: room for one frame, at the end of the current chunk or in a new buffer. Frames fill chunks
+    // strictly in order, which is what lets the send loop return a chunk once it has sent past it.
+    private ArraySegment<byte> Reserve(int length)
+    {
+        if (_chunk is null || ChunkSize - _chunkUsed < length)
+        {
+            _chunk = _pool.Rent(Math.Max(length, ChunkSize));
+            _chunkUsed = 0;
+        }
+
+        var frame = new ArraySegment<byte>(_chunk, _chunkUsed, length);
+        _chunkUsed = length > ChunkSize ? ChunkSize : _chunkUsed + length;
+        return frame;
     }
 
     /// <summary>Completes when <see cref="TryWrite"/> takes writes again, or the connection has ended.</summary>
@@ -392,13 +407,33 @@ public sealed class FramedConnection : IAsyncDisposable
         Interlocked.Increment(ref _flushes[(int)reason]);
         _settings.Metrics.RecordSend(frames, bytes, reason);
 
-        await _io.SendAsync(_batch, bytes).ConfigureAwait(false);
-
+        // Frames written one after another sit side by side in a chunk: one segment each run, so a batch is
+        // usually a single-buffer send.
         foreach (var frame in _batch)
         {
-            _pool.Return(frame.Array!);
+            var last = _sendList.Count - 1;
+            if (last >= 0 && _sendList[last].Array == frame.Array && _sendList[last].Offset + _sendList[last].Count == frame.Offset)
+            {
+                _sendList[last] = new ArraySegment<byte>(frame.Array!, _sendList[last].Offset, _sendList[last].Count + frame.Count);
+            }
+            else
+            {
+                _sendList.Add(frame);
+            }
         }
 
+        await _io.SendAsync(_sendList, bytes).ConfigureAwait(false);
+
+        foreach (var segment in _sendList)
+        {
+            if (segment.Array != _sentChunk)
+            {
+                ReturnSentChunk();
+                _sentChunk = segment.Array;
+            }
+        }
+
+        _sendList.Clear();
         _batch.Clear();
         _policy.OnFlushed();
 
@@ -417,34 +452,57 @@ public sealed class FramedConnection : IAsyncDisposable
         waiter?.TrySetResult();
     }
 
+    // Once the send loop ends: every chunk still held goes back to the pool, each once.
     private void ReturnUnsentBuffers()
     {
         TaskCompletionSource? waiter;
+        byte[]? current;
         lock (_lock)
         {
             _closed = true;
-            ReturnAll(_queue);
+            _writable = false;
+            ReturnPassedChunks(_batch);
+            ReturnPassedChunks(_draining);
+            ReturnPassedChunks(_queue);
+            current = _chunk;
+            _chunk = null;
             waiter = _writableWaiter;
             _writableWaiter = null;
         }
 
-        ReturnAll(_draining);
-        ReturnAll(_batch);
+        if (current is not null && current != _sentChunk)
+        {
+            ReturnSentChunk();
+            _sentChunk = current;
+        }
+
+        ReturnSentChunk();
+        _sendList.Clear();
         _policy.OnFlushed();
         waiter?.TrySetResult();
     }
 
-    private void ReturnAll(List<ArraySegment<byte>> frames)
+    private void ReturnPassedChunks(List<ArraySegment<byte>> frames)
     {
         foreach (var frame in frames)
         {
-            if (frame.Array is not null)
+            if (frame.Array is not null && frame.Array != _sentChunk)
             {
-                _pool.Return(frame.Array);
+                ReturnSentChunk();
+                _sentChunk = frame.Array;
             }
         }
 
         frames.Clear();
+    }
+
+    private void ReturnSentChunk()
+    {
+        if (_sentChunk is not null)
+        {
+            _pool.Return(_sentChunk);
+            _sentChunk = null;
+        }
     }
 
     private async Task ReceiveLoopAsync()

@@ -1,0 +1,110 @@
+using System.CommandLine;
+using System.Runtime.InteropServices;
+using System.Text.Json;
+using FlushBatching;
+using FlushBatching.Batching;
+using FlushBatching.Tcp;
+using TransportPingPong;
+
+var pairsOption = new Option<int[]>("--pairs")
+{
+    Description = "Connection pair counts, one row each (comma-separated).",
+    DefaultValueFactory = _ => [1, 5, 10, 15, 20, 25, 30],
+    CustomParser = result => result.Tokens.SelectMany(t => t.Value.Split(',', StringSplitOptions.RemoveEmptyEntries)).Select(int.Parse).ToArray(),
+    AllowMultipleArgumentsPerToken = true,
+};
+var batchingOption = new Option<string[]>("--batching")
+{
+    Description = "Modes to run, interleaved row by row: off, on, or both (off,on).",
+    DefaultValueFactory = _ => ["off", "on"],
+    CustomParser = result => result.Tokens.SelectMany(t => t.Value.Split(',', StringSplitOptions.RemoveEmptyEntries)).ToArray(),
+    AllowMultipleArgumentsPerToken = true,
+};
+batchingOption.AcceptOnlyFromAmong("off", "on");
+var setOption = new Option<string[]>("--set")
+{
+    Description = "A setting for batching on, as key=value in HOCON notation (batching keys such as max-pending-writes=64, or connection keys such as tcp-nodelay=off). Repeatable.",
+    AllowMultipleArgumentsPerToken = false,
+};
+var inFlightOption = new Option<int>("--in-flight") { Description = "Messages each client keeps in flight.", DefaultValueFactory = _ => 50 };
+var messagesOption = new Option<int>("--messages") { Description = "Round trips per pair.", DefaultValueFactory = _ => 100_000 };
+var payloadOption = new Option<int>("--payload") { Description = "Payload bytes per message (at least 8, for the timestamp).", DefaultValueFactory = _ => 100 };
+var jsonOption = new Option<FileInfo?>("--json") { Description = "Also write the rows to this JSON file." };
+
+var root = new RootCommand("Ping-pong over loopback TCP on the FlushBatching core. Each round trip is two messages; msgs/s = 2 x pairs x messages / elapsed.")
+{
+    pairsOption, batchingOption, setOption, inFlightOption, messagesOption, payloadOption, jsonOption,
+};
+
+root.SetAction(async (parse, _) =>
+{
+    var inFlight = parse.GetValue(inFlightOption);
+    var messages = parse.GetValue(messagesOption);
+    var payload = parse.GetValue(payloadOption);
+    if (inFlight < 1 || messages < 1 || payload < 8)
+    {
+        Console.Error.WriteLine("--in-flight and --messages must be at least 1, and --payload at least 8.");
+        return 2;
+    }
+
+    ConnectionSettings on;
+    try
+    {
+        on = Apply(ConnectionSettings.Default, parse.GetValue(setOption) ?? []);
+    }
+    catch (Exception e) when (e is InvalidSettingException or FormatException)
+    {
+        Console.Error.WriteLine(e.Message);
+        return 2;
+    }
+
+    var modes = parse.GetValue(batchingOption)!.Distinct().ToDictionary(m => m, m => m == "on" ? on : on.WithBatching(on.Batching.WithEnabled(false)));
+    Console.WriteLine($"TransportPingPong: {Environment.ProcessorCount} cores, {RuntimeInformation.OSDescription}, {RuntimeInformation.FrameworkDescription}");
+    Console.WriteLine($"batching on: {on.Batching}; {inFlight} in flight, {messages} round trips per pair, {payload} B payload");
+
+    // Warm up every mode once so tiered compilation and pools settle before anything is measured.
+    foreach (var (mode, settings) in modes)
+    {
+        await PingPongRun.RunAsync(mode, settings, 2, Math.Min(messages, 20_000), inFlight, payload);
+    }
+
+    Console.WriteLine();
+    Console.WriteLine($"{"Batching",-9}{"Pairs",6}{"Total [msg]",13}{"Msgs/sec",12}{"Total [ms]",12}{"Frames/send",13}{"B alloc/msg",13}{"RTT p50 [us]",14}{"RTT p99 [us]",14}");
+    var rows = new List<RowResult>();
+    foreach (var pairs in parse.GetValue(pairsOption)!)
+    {
+        foreach (var (mode, settings) in modes)
+        {
+            var row = await PingPongRun.RunAsync(mode, settings, pairs, messages, inFlight, payload);
+            rows.Add(row);
+            Console.WriteLine($"{row.Batching,-9}{row.Pairs,6}{row.Messages,13}{row.MsgsPerSec,12:N0}{row.ElapsedMs,12:N0}{row.FramesPerSend,13:N1}{row.BytesAllocatedPerMessage,13:N2}{row.RoundTripP50Us,14:N0}{row.RoundTripP99Us,14:N0}");
+        }
+    }
+
+    if (parse.GetValue(jsonOption) is { } json)
+    {
+        await File.WriteAllTextAsync(json.FullName, JsonSerializer.Serialize(rows, new JsonSerializerOptions { WriteIndented = true }));
+        Console.WriteLine($"wrote {json.FullName}");
+    }
+
+    return 0;
+});
+
+return await root.Parse(args).InvokeAsync();
+
+static ConnectionSettings Apply(ConnectionSettings settings, IEnumerable<string> assignments)
+{
+    foreach (var assignment in assignments)
+    {
+        var parts = assignment.Split('=', 2, StringSplitOptions.TrimEntries);
+        if (parts.Length != 2)
+        {
+            throw new FormatException($"--set takes key=value, not '{assignment}'.");
+        }
+
+        var key = BatchingSettings.Keys.Contains(parts[0]) ? ConnectionSettings.BatchingPrefix + parts[0] : parts[0];
+        settings = settings.With(key, parts[1]);
+    }
+
+    return settings;
+}
