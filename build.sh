@@ -28,12 +28,16 @@ core_projects() {
 # Restores each adapter project; prints those that restored. One missing Akka/DotNetty package is a skip,
 # anything else is a failure.
 restorable_adapters() {
-  local skipped=() project log
+  local skipped=() project log other_errors
   for project in $(adapter_projects); do
     log=$(mktemp)
     if dotnet restore "$project" >"$log" 2>&1; then
+      rm -f "$log"
       echo "$project"
-    elif grep -Eq 'NU110[1-3]' "$log" && grep -Eiq "NU110[1-3][^\n]*(akka|dotnetty)" "$log"; then
+      continue
+    fi
+    other_errors=$(grep -E 'error' "$log" | grep -Eiv 'NU110[1-3].*(akka|dotnetty)' || true)
+    if grep -Eiq 'NU110[1-3].*(akka|dotnetty)' "$log" && [[ -z "$other_errors" ]]; then
       skipped+=("$project")
     else
       cat "$log" >&2
@@ -67,17 +71,23 @@ run_tests() {
 }
 
 check_package() {
-  local package=$1 id=$2
-  unzip -l "$package" | grep -q "README.md" || { echo "error: $package has no README.md" >&2; exit 1; }
-  unzip -l "$package" | grep -q "lib/net8.0/$id.xml" || { echo "error: $package has no XML docs for net8.0" >&2; exit 1; }
-  unzip -p "$package" "$id.nuspec" | grep -q '<license type="expression">Apache-2.0</license>' || { echo "error: $package has no Apache-2.0 license expression" >&2; exit 1; }
+  local package=$1 id=$2 listing nuspec
+  # Read whole before matching: `unzip | grep -q` fails at random under pipefail when grep stops early.
+  listing=$(unzip -l "$package")
+  nuspec=$(unzip -p "$package" "$id.nuspec")
+  grep -q "README.md" <<<"$listing" || { echo "error: $package has no README.md" >&2; exit 1; }
+  grep -q "lib/net8.0/$id.xml" <<<"$listing" || { echo "error: $package has no XML docs for net8.0" >&2; exit 1; }
+  grep -q '<license type="expression">Apache-2.0</license>' <<<"$nuspec" || { echo "error: $package has no Apache-2.0 license expression" >&2; exit 1; }
   echo "packed $(basename "$package"): README, license expression and XML docs present"
 }
 
 case "$command" in
   test)
     mapfile -t projects < <(core_projects)
-    mapfile -t adapters < <(restorable_adapters)
+    restored=$(mktemp)
+    restorable_adapters >"$restored" # not in a process substitution, so that its failure stops the run
+    mapfile -t adapters <"$restored"
+    rm -f "$restored"
     projects+=("${adapters[@]}")
     for project in "${projects[@]}"; do
       dotnet build "$project" -c "$configuration"
