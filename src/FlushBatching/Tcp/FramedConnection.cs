@@ -16,10 +16,12 @@ namespace FlushBatching.Tcp;
 /// </summary>
 /// <remarks>
 /// <para>
-/// Writes: each frame (prefix and payload) is written into one pooled buffer and queued under a short lock.
-/// Only a write that finds the send loop parked wakes it, so a burst of writes costs one wake-up, no Task and
-/// no syscall per message. The send loop takes the whole queue at once and applies the
-/// <see cref="FlushPolicy"/>; when the queue is empty it flushes what it holds (burst end) and parks.
+/// Writes: under a short lock, each frame (prefix and payload together, one copy of the payload) is appended
+/// to the connection's current pooled chunk and queued. Only a write that finds the send loop parked wakes it,
+/// so a burst of writes costs one wake-up, no Task, no allocation and no syscall per message. The send loop
+/// takes the whole queue at once and applies the <see cref="FlushPolicy"/>; frames side by side in a chunk go
+/// out as one segment, so a batch is usually one single-buffer send. When the queue is empty it flushes what it
+/// holds (burst end) and parks.
 /// </para>
 /// <para>
 /// Reads: a receive loop fills a <see cref="Pipe"/>; frames are cut from it and handed to the

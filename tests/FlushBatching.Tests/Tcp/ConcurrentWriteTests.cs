@@ -63,18 +63,24 @@ public class ConcurrentWriteTests(ITestOutputHelper output)
                 var frame = FrameOf(side, thread, n / Threads, maxPayload);
                 while (!connection.TryWrite(frame))
                 {
+                    if (connection.Completion.IsCompleted)
+                    {
+                        return;
+                    }
+
                     await connection.WhenWritableAsync();
                 }
             }
         }))).ToArray();
 
-        await Task.WhenAll(writers).WaitAsync(TimeSpan.FromMinutes(3));
         await Task.WhenAll(checkers.Select(c => c.Done)).WaitAsync(TimeSpan.FromMinutes(3));
         foreach (var checker in checkers)
         {
             Assert.Null(checker.Error);
             Assert.Equal(FramesPerSide, checker.Received);
         }
+
+        await Task.WhenAll(writers).WaitAsync(FrameCollector.Patience);
 
         output.WriteLine($"client: {client.Statistics}");
         output.WriteLine($"server: {server.Statistics}");
