@@ -10,11 +10,29 @@ configuration=Release
 artifacts=artifacts
 command=${1:-test}
 
-# Projects whose own csproj references Akka.* or DotNetty.* packages: these may not restore on every machine.
+# Projects that need Akka.* or DotNetty.* packages, which may not restore on every machine: those that reference
+# such a package, and those that reference such a project, however indirectly.
 adapter_projects() {
-  git ls-files '*.csproj' 2>/dev/null | while read -r project; do
-    if grep -Eq 'PackageReference[^>]+Include="(Akka|DotNetty)' "$project"; then echo "$project"; fi
+  local -A adapter=()
+  local project changed=1 reference
+  while ((changed)); do
+    changed=0
+    for project in $(git ls-files '*.csproj' 2>/dev/null); do
+      [[ -n "${adapter[$project]:-}" ]] && continue
+      if grep -Eq 'PackageReference[^>]+Include="(Akka|DotNetty)' "$project"; then
+        adapter[$project]=1 changed=1
+        continue
+      fi
+      for reference in $(grep -Eo 'ProjectReference Include="[^"]+"' "$project" | sed -E 's/.*Include="([^"]+)"/\1/'); do
+        reference=$(realpath -m --relative-to=. "$(dirname "$project")/$reference")
+        if [[ -n "${adapter[$reference]:-}" ]]; then
+          adapter[$project]=1 changed=1
+          break
+        fi
+      done
+    done
   done
+  printf '%s\n' "${!adapter[@]}" | sort | grep -v '^$' || true
 }
 
 core_projects() {

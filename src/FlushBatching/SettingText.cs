@@ -61,6 +61,13 @@ public static class SettingText
         throw new InvalidSettingException(key, value, "a whole number");
     }
 
+    /// <summary>Parses a whole number that fits in 32 bits; <paramref name="allowed"/> says what the key allows.</summary>
+    internal static int ParseInt32(string key, string value, string allowed)
+    {
+        var number = ParseInteger(key, value);
+        return number is >= int.MinValue and <= int.MaxValue ? (int)number : throw new InvalidSettingException(key, value, allowed);
+    }
+
     /// <summary>Parses a size in bytes such as <c>16k</c>, <c>128000b</c> or <c>1MiB</c>.</summary>
     public static long ParseSize(string key, string value)
     {

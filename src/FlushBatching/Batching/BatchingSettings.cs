@@ -122,7 +122,7 @@ public sealed class BatchingSettings : IEquatable<BatchingSettings>
         return SettingText.ReportingUserText(key, value, () => key switch
         {
             EnabledKey => WithEnabled(SettingText.ParseBoolean(key, value)),
-            MaxPendingWritesKey => WithMaxPendingWrites(ParseWrites(key, value)),
+            MaxPendingWritesKey => WithMaxPendingWrites(SettingText.ParseInt32(key, value, $"a whole number from 1 to {MaxPendingWritesLimit}")),
             MaxPendingBytesKey => WithMaxPendingBytes(SettingText.ParseSize(key, value)),
             FlushIntervalKey => WithFlushInterval(SettingText.ParseDuration(key, value)),
             _ => throw new InvalidSettingException(key, value, $"one of the keys {string.Join(", ", Keys)}"),
@@ -140,14 +140,6 @@ public sealed class BatchingSettings : IEquatable<BatchingSettings>
         }
 
         return settings;
-    }
-
-    private static int ParseWrites(string key, string value)
-    {
-        var writes = SettingText.ParseInteger(key, value);
-        return writes is >= int.MinValue and <= int.MaxValue
-            ? (int)writes
-            : throw new InvalidSettingException(key, value, $"a whole number from 1 to {MaxPendingWritesLimit}");
     }
 
     /// <summary>The settings as HOCON, such as <c>enabled = on, max-pending-writes = 30, ...</c>; fit for a log line.</summary>

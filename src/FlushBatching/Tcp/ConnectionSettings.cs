@@ -260,7 +260,7 @@ public sealed class ConnectionSettings
             KeepAliveKey => WithKeepAlive(SettingText.ParseBoolean(key, value)),
             SendBufferSizeKey => WithSendBufferSize(ParseBufferSize(key, value)),
             ReceiveBufferSizeKey => WithReceiveBufferSize(ParseBufferSize(key, value)),
-            BacklogKey => SettingText.ReportingUserText(key, value, () => WithBacklog(ParseInt32(key, value))),
+            BacklogKey => SettingText.ReportingUserText(key, value, () => WithBacklog(SettingText.ParseInt32(key, value, "a whole number from 1 to 65535"))),
             ConnectTimeoutKey => SettingText.ReportingUserText(key, value, () => WithConnectTimeout(SettingText.ParseDuration(key, value))),
             HighWaterMarkKey => SettingText.ReportingUserText(key, value, () => WithWriteBufferWaterMarks(SettingText.ParseSize(key, value), WriteBufferLowWaterMark)),
             LowWaterMarkKey => SettingText.ReportingUserText(key, value, () => WithWriteBufferWaterMarks(WriteBufferHighWaterMark, SettingText.ParseSize(key, value))),
@@ -278,11 +278,5 @@ public sealed class ConnectionSettings
         return size is >= 0 and <= int.MaxValue
             ? (int)size
             : throw new InvalidSettingException(key, value, $"a size from 0b (the operating system's default) to {int.MaxValue}b");
-    }
-
-    private static int ParseInt32(string key, string value)
-    {
-        var number = SettingText.ParseInteger(key, value);
-        return number is >= int.MinValue and <= int.MaxValue ? (int)number : throw new InvalidSettingException(key, value, "a whole number from 1 to 65535");
     }
 }

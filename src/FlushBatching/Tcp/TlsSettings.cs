@@ -57,11 +57,7 @@ public sealed class TlsSettings
 
         try
         {
-#if NET9_0_OR_GREATER
-            var certificate = X509CertificateLoader.LoadPkcs12FromFile(path, password);
-#else
             var certificate = new X509Certificate2(path, password);
-#endif
             return FromCertificate(certificate);
         }
         catch (System.Security.Cryptography.CryptographicException e)
