@@ -627,16 +627,12 @@ public sealed class FramedConnection : IAsyncDisposable
         _ = CompleteWhenLoopsEndAsync();
     }
 
+    // The loops report their own errors through Shutdown; here only their end matters, and no exception may be
+    // left to surface as an unobserved task exception.
     private async Task CompleteWhenLoopsEndAsync()
     {
-        try
-        {
-            await Task.WhenAll(_sendLoop, _receiveLoop).ConfigureAwait(false);
-        }
-        finally
-        {
-            _completion.TrySetResult();
-        }
+        await Task.WhenAll(_sendLoop, _receiveLoop).ContinueWith(static _ => { }, TaskScheduler.Default).ConfigureAwait(false);
+        _completion.TrySetResult();
     }
 
     /// <summary>The send loop's wake-up: awaitable with no allocation, and a thread-pool work item that completes it.</summary>

@@ -11,19 +11,40 @@ namespace FlushBatching.Tests.Tcp;
 /// </summary>
 public sealed class BadInputTests : IAsyncLifetime
 {
+    private readonly List<Exception> _unobserved = [];
     private Loopback _loopback = null!;
     private FramedConnection _goodClient = null!;
     private FrameCollector _goodReceived = null!;
 
     public async Task InitializeAsync()
     {
+        TaskScheduler.UnobservedTaskException += RecordUnobserved;
         _loopback = Loopback.Listen();
         (_goodClient, var goodServer) = await _loopback.ConnectAsync();
         _goodReceived = new FrameCollector();
         goodServer.Start(_goodReceived);
     }
 
-    public async Task DisposeAsync() => await _loopback.DisposeAsync();
+    // Bad input must end in a reported reason, never in a task exception nobody observes.
+    public async Task DisposeAsync()
+    {
+        await _loopback.DisposeAsync();
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+        TaskScheduler.UnobservedTaskException -= RecordUnobserved;
+        lock (_unobserved)
+        {
+            Assert.Empty(_unobserved);
+        }
+    }
+
+    private void RecordUnobserved(object? sender, UnobservedTaskExceptionEventArgs e)
+    {
+        lock (_unobserved)
+        {
+            _unobserved.Add(e.Exception);
+        }
+    }
 
     private async Task<Exception?> SendRawAsync(byte[] bytes, Action<Socket>? then = null)
     {

@@ -1,4 +1,5 @@
 using System.Security.Authentication;
+using System.Security.Cryptography.X509Certificates;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
 
@@ -47,6 +48,32 @@ public sealed class TlsTests : IDisposable
         Assert.Contains(loopback.EndPoint.ToString(), e.Message);
         Assert.Contains("TLS handshake", e.Message);
         Assert.Contains("certificate", e.Message, StringComparison.OrdinalIgnoreCase);
+    }
+
+    [Fact]
+    public async Task A_certificate_found_in_the_store_by_thumbprint_serves_tls()
+    {
+        using var certificate = X509CertificateLoader.LoadPkcs12FromFile(_certificate.PfxPath, SelfSignedCertificate.Password, X509KeyStorageFlags.Exportable | X509KeyStorageFlags.PersistKeySet);
+        using var store = new X509Store(StoreName.My, StoreLocation.CurrentUser);
+        store.Open(OpenFlags.ReadWrite);
+        store.Add(certificate);
+        try
+        {
+            var settings = ConnectionSettings.Default.WithTls(TlsSettings.FromStore(StoreName.My, StoreLocation.CurrentUser, certificate.Thumbprint));
+            await using var loopback = Loopback.Listen(settings);
+            var (client, server) = await loopback.ConnectAsync(ConnectionSettings.Default.WithTls(TlsSettings.ForClient().WithSuppressValidation(true)));
+            var received = new FrameCollector();
+            server.Start(received);
+            client.TryWrite([1, 2, 3]);
+            await received.WaitForCountAsync(1);
+        }
+        finally
+        {
+            store.Remove(certificate);
+        }
+
+        var missing = Assert.Throws<InvalidSettingException>(() => TlsSettings.FromStore(StoreName.My, StoreLocation.CurrentUser, "00" + certificate.Thumbprint[2..]));
+        Assert.Equal("ssl.certificate.thumbprint", missing.Key);
     }
 
     [Fact]
