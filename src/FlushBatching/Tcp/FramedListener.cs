@@ -71,7 +71,8 @@ public sealed class FramedListener : IAsyncDisposable
         await _stopping.CancelAsync().ConfigureAwait(false);
         _socket.Dispose();
         await _acceptLoop.ConfigureAwait(false);
-        _stopping.Dispose();
+
+        // _stopping is not disposed: set-ups still under way link to its token, and with no timer it holds nothing.
     }
 
     private async Task AcceptLoopAsync()
