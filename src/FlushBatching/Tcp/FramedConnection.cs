@@ -348,7 +348,11 @@ public sealed class FramedConnection : IAsyncDisposable
                 }
                 else if (frames is null)
                 {
-                    await FlushAsync(FlushReason.BurstEnd).ConfigureAwait(false);
+                    // Nothing more is queued: the policy decides the burst has ended.
+                    if (_policy.OnBurstEnd() is var reason and not FlushReason.None)
+                    {
+                        await FlushAsync(reason).ConfigureAwait(false);
+                    }
                 }
                 else
                 {
