@@ -432,11 +432,7 @@ public sealed class FramedConnection : IAsyncDisposable
 
         foreach (var segment in _sendList)
         {
-            if (segment.Array != _sentChunk)
-            {
-                ReturnSentChunk();
-                _sentChunk = segment.Array;
-            }
+            MovePastChunk(segment.Array!);
         }
 
         _sendList.Clear();
@@ -476,10 +472,9 @@ public sealed class FramedConnection : IAsyncDisposable
             _writableWaiter = null;
         }
 
-        if (current is not null && current != _sentChunk)
+        if (current is not null)
         {
-            ReturnSentChunk();
-            _sentChunk = current;
+            MovePastChunk(current);
         }
 
         ReturnSentChunk();
@@ -492,14 +487,24 @@ public sealed class FramedConnection : IAsyncDisposable
     {
         foreach (var frame in frames)
         {
-            if (frame.Array is not null && frame.Array != _sentChunk)
+            if (frame.Array is not null)
             {
-                ReturnSentChunk();
-                _sentChunk = frame.Array;
+                MovePastChunk(frame.Array);
             }
         }
 
         frames.Clear();
+    }
+
+    // Send loop only: `chunk` holds the next frame in write order. Chunks fill strictly in order, so reaching a
+    // new one means every frame of the one before is done with, and it goes back to the pool.
+    private void MovePastChunk(byte[] chunk)
+    {
+        if (chunk != _sentChunk)
+        {
+            ReturnSentChunk();
+            _sentChunk = chunk;
+        }
     }
 
     private void ReturnSentChunk()
