@@ -251,7 +251,15 @@ public sealed class ConnectionSettings
         ArgumentNullException.ThrowIfNull(value);
         if (key.StartsWith(BatchingPrefix, StringComparison.Ordinal))
         {
-            return WithBatching(Batching.With(key[BatchingPrefix.Length..], value));
+            try
+            {
+                return WithBatching(Batching.With(key[BatchingPrefix.Length..], value));
+            }
+            catch (InvalidSettingException e)
+            {
+                // Name the key as the caller wrote it, batching. prefix included.
+                throw new InvalidSettingException(BatchingPrefix + e.Key, e.Value, e.Allowed, e.InnerException);
+            }
         }
 
         return key switch

@@ -46,8 +46,11 @@ public sealed class TlsSettings
     public static TlsSettings ForClient() => new(null, false, null, SslProtocols.None);
 
     /// <summary>Loads the certificate from a PKCS#12 (PFX) file.</summary>
+    /// <param name="path">The file.</param>
+    /// <param name="password">Its password, or <c>null</c>.</param>
+    /// <param name="flags">Where and how the private key is kept (Akka's <c>ssl.certificate.flags</c>).</param>
     /// <exception cref="InvalidSettingException">The file is missing or cannot be read with the password.</exception>
-    public static TlsSettings FromPfxFile(string path, string? password)
+    public static TlsSettings FromPfxFile(string path, string? password, X509KeyStorageFlags flags = X509KeyStorageFlags.DefaultKeySet)
     {
         ArgumentNullException.ThrowIfNull(path);
         if (!File.Exists(path))
@@ -57,7 +60,7 @@ public sealed class TlsSettings
 
         try
         {
-            var certificate = new X509Certificate2(path, password);
+            var certificate = new X509Certificate2(path, password, flags);
             return FromCertificate(certificate);
         }
         catch (System.Security.Cryptography.CryptographicException e)

@@ -1,0 +1,229 @@
+using System.Net;
+using System.Security.Cryptography.X509Certificates;
+using Akka.Actor;
+using Akka.Configuration;
+using Akka.Remote.Transport.DotNetty;
+using FlushBatching.Batching;
+using FlushBatching.Tcp;
+
+namespace FlushBatching.Akka;
+
+/// <summary>
+/// A FlushBatching transport's settings, read once from its HOCON section with the package's
+/// <c>reference.conf</c> as fallback, and validated here: a bad value throws <see cref="InvalidSettingException"/>
+/// naming the key, the value and what is allowed.
+/// </summary>
+internal sealed class BatchingTransportSettings
+{
+    internal const string HostnameKey = "hostname";
+    internal const string PublicHostnameKey = "public-hostname";
+    internal const string PortKey = "port";
+    internal const string PublicPortKey = "public-port";
+    internal const string DnsUseIpv6Key = "dns-use-ipv6";
+    internal const string EnableSslKey = "enable-ssl";
+
+    private const string SslPrefix = "ssl.";
+    private const string CertificatePrefix = SslPrefix + "certificate.";
+    private const string PortsAllowed = "a whole number from 0 to 65535";
+
+    private static readonly Dictionary<string, X509KeyStorageFlags> KeyStorageFlags = new()
+    {
+        ["default-key-set"] = X509KeyStorageFlags.DefaultKeySet,
+        ["exportable"] = X509KeyStorageFlags.Exportable,
+        ["machine-key-set"] = X509KeyStorageFlags.MachineKeySet,
+        ["persist-key-set"] = X509KeyStorageFlags.PersistKeySet,
+        ["user-key-set"] = X509KeyStorageFlags.UserKeySet,
+        ["user-protected"] = X509KeyStorageFlags.UserProtected,
+    };
+
+    private BatchingTransportSettings(
+        string hostname, string publicHostname, int port, int? publicPort, bool dnsUseIpv6, ConnectionSettings connection)
+    {
+        Hostname = hostname;
+        PublicHostname = publicHostname;
+        Port = port;
+        PublicPort = publicPort;
+        DnsUseIpv6 = dnsUseIpv6;
+        Connection = connection;
+    }
+
+    /// <summary>The package's <c>reference.conf</c>: every key of a transport section, with its default.</summary>
+    internal static Config Reference { get; } = LoadReference();
+
+    /// <summary>The host to bind to; <c>0.0.0.0</c> when the key is empty.</summary>
+    public string Hostname { get; }
+
+    /// <summary>The host other nodes reach this one by: <see cref="Hostname"/> when the key is empty.</summary>
+    public string PublicHostname { get; }
+
+    public int Port { get; }
+
+    /// <summary>The port other nodes reach this one by, or <c>null</c> for the bound port.</summary>
+    public int? PublicPort { get; }
+
+    public bool DnsUseIpv6 { get; }
+
+    /// <summary>The core engine's settings: socket options, framing, batching, back-pressure and TLS.</summary>
+    public ConnectionSettings Connection { get; }
+
+    public bool EnableSsl => Connection.Tls is not null;
+
+    /// <summary>Reads <paramref name="section"/> (the transport's own config section) over <see cref="Reference"/>.</summary>
+    /// <param name="section">The section Akka.Remote hands the transport.</param>
+    /// <param name="sslSetup">A certificate given in code through <see cref="DotNettySslSetup"/>, used when the section names none.</param>
+    public static BatchingTransportSettings Create(Config section, DotNettySslSetup? sslSetup = null)
+    {
+        var config = (section ?? Config.Empty).WithFallback(Reference);
+        string Read(string key) => config.GetString(key) ?? throw new InvalidSettingException(key, "(missing)", "a value");
+
+        var hostname = Read(HostnameKey);
+        if (string.IsNullOrWhiteSpace(hostname))
+        {
+            hostname = IPAddress.Any.ToString();
+        }
+
+        var publicHostname = Read(PublicHostnameKey);
+        var publicPort = ParsePort(PublicPortKey, Read(PublicPortKey));
+
+        var connection = ConnectionSettings.Default;
+        foreach (var key in ConnectionSettings.Keys)
+        {
+            if (key is not (ConnectionSettings.HighWaterMarkKey or ConnectionSettings.LowWaterMarkKey))
+            {
+                connection = connection.With(key, Read(key));
+            }
+        }
+
+        foreach (var key in BatchingSettings.Keys)
+        {
+            connection = connection.With(ConnectionSettings.BatchingPrefix + key, Read(ConnectionSettings.BatchingPrefix + key));
+        }
+
+        // Akka.Remote's own section writes 0b for both marks, meaning "the transport's default".
+        var high = ReadWaterMark(config, ConnectionSettings.HighWaterMarkKey);
+        var low = ReadWaterMark(config, ConnectionSettings.LowWaterMarkKey);
+        connection = connection.With(ConnectionSettings.HighWaterMarkKey, high).With(ConnectionSettings.LowWaterMarkKey, low);
+
+        if (SettingText.ParseBoolean(EnableSslKey, Read(EnableSslKey)))
+        {
+            connection = connection.WithTls(ReadTls(config, Read, sslSetup));
+        }
+
+        return new BatchingTransportSettings(
+            hostname,
+            string.IsNullOrWhiteSpace(publicHostname) ? hostname : publicHostname,
+            ParsePort(PortKey, Read(PortKey)),
+            publicPort == 0 ? null : publicPort,
+            SettingText.ParseBoolean(DnsUseIpv6Key, Read(DnsUseIpv6Key)),
+            connection);
+    }
+
+    /// <summary>The bound address as Akka names it: the public host and port where given.</summary>
+    public Address ListenAddress(string scheme, string systemName, IPEndPoint bound) =>
+        new(scheme, systemName, AddressHost(PublicHostname), PublicPort ?? bound.Port);
+
+    /// <summary>A connection's local address as Akka's handles name it: the bind host with the socket's port.</summary>
+    public Address LocalAddress(string scheme, string systemName, IPEndPoint local) =>
+        new(scheme, systemName, AddressHost(Hostname), local.Port);
+
+    /// <summary>An IPv6 address in brackets, as Akka writes it in an address; a name as it is.</summary>
+    public static string AddressHost(string host) =>
+        IPAddress.TryParse(host, out var ip) ? AddressHost(ip) : host;
+
+    /// <inheritdoc cref="AddressHost(string)"/>
+    public static string AddressHost(IPAddress ip) =>
+        ip.AddressFamily == System.Net.Sockets.AddressFamily.InterNetworkV6 ? $"[{ip}]" : ip.ToString();
+
+    /// <summary>The settings as one HOCON-like line, for the start-up log.</summary>
+    public override string ToString() =>
+        $"batching {{ {Connection.Batching} }}, {Connection.Framing}, " +
+        $"write-buffer-high-water-mark = {SettingText.FormatSize(Connection.WriteBufferHighWaterMark)}, " +
+        $"write-buffer-low-water-mark = {SettingText.FormatSize(Connection.WriteBufferLowWaterMark)}, " +
+        $"enable-ssl = {(EnableSsl ? "on" : "off")}";
+
+    private static string ReadWaterMark(Config config, string key)
+    {
+        var value = config.GetString(key);
+        return SettingText.ParseSize(key, value) == 0 ? Reference.GetString(key) : value;
+    }
+
+    private static int ParsePort(string key, string value)
+    {
+        var port = SettingText.ParseInteger(key, value);
+        return port is >= 0 and <= 65535 ? (int)port : throw new InvalidSettingException(key, value, PortsAllowed);
+    }
+
+    private static TlsSettings ReadTls(Config config, Func<string, string> read, DotNettySslSetup? sslSetup)
+    {
+        var suppressKey = SslPrefix + "suppress-validation";
+        var byThumbprint = SettingText.ParseBoolean(CertificatePrefix + "use-thumbprint-over-file", read(CertificatePrefix + "use-thumbprint-over-file"));
+        var path = read(CertificatePrefix + "path");
+
+        TlsSettings tls;
+        if (byThumbprint)
+        {
+            var thumbprint = read(CertificatePrefix + "thumbprint");
+            if (string.IsNullOrWhiteSpace(thumbprint))
+            {
+                throw new InvalidSettingException(CertificatePrefix + "thumbprint", thumbprint, "a certificate thumbprint when use-thumbprint-over-file is on");
+            }
+
+            tls = TlsSettings.FromStore(ParseStoreName(read(CertificatePrefix + "store-name")), ParseStoreLocation(read(CertificatePrefix + "store-location")), thumbprint);
+        }
+        else if (string.IsNullOrWhiteSpace(path) && sslSetup is not null)
+        {
+            return TlsSettings.FromCertificate(sslSetup.Certificate)
+                .WithSuppressValidation(sslSetup.SuppressValidation)
+                .WithTargetHost(sslSetup.Certificate.GetNameInfo(X509NameType.DnsName, false));
+        }
+        else
+        {
+            tls = TlsSettings.FromPfxFile(path, read(CertificatePrefix + "password"), ParseFlags(config.GetStringList(CertificatePrefix + "flags")));
+        }
+
+        // Like stock, a connector expects the peer to present a certificate for the same name as its own.
+        return tls
+            .WithSuppressValidation(SettingText.ParseBoolean(suppressKey, read(suppressKey)))
+            .WithTargetHost(tls.Certificate?.GetNameInfo(X509NameType.DnsName, false));
+    }
+
+    private static StoreName ParseStoreName(string value)
+    {
+        if (string.IsNullOrWhiteSpace(value))
+        {
+            return StoreName.My;
+        }
+
+        return Enum.TryParse<StoreName>(value, ignoreCase: true, out var name) && Enum.IsDefined(name)
+            ? name
+            : throw new InvalidSettingException(CertificatePrefix + "store-name", value, $"empty, or one of {string.Join(", ", Enum.GetNames<StoreName>())}");
+    }
+
+    private static StoreLocation ParseStoreLocation(string value) => value switch
+    {
+        "current-user" => StoreLocation.CurrentUser,
+        "local-machine" => StoreLocation.LocalMachine,
+        _ => throw new InvalidSettingException(CertificatePrefix + "store-location", value, "current-user or local-machine"),
+    };
+
+    private static X509KeyStorageFlags ParseFlags(IList<string>? names)
+    {
+        var flags = X509KeyStorageFlags.DefaultKeySet;
+        foreach (var name in names ?? [])
+        {
+            flags |= KeyStorageFlags.TryGetValue(name, out var flag)
+                ? flag
+                : throw new InvalidSettingException(CertificatePrefix + "flags", name, $"a list of any of {string.Join(", ", KeyStorageFlags.Keys)}");
+        }
+
+        return flags;
+    }
+
+    private static Config LoadReference()
+    {
+        using var stream = typeof(BatchingTransportSettings).Assembly.GetManifestResourceStream("FlushBatching.Akka.reference.conf")
+            ?? throw new InvalidOperationException("FlushBatching.Akka.reference.conf is not embedded in the assembly.");
+        using var reader = new StreamReader(stream);
+        return ConfigurationFactory.ParseString(reader.ReadToEnd());
+    }
+}
