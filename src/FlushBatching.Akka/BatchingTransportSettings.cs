@@ -102,7 +102,7 @@ internal sealed class BatchingTransportSettings
         // Akka.Remote's own section writes 0b for both marks, meaning "the transport's default".
         var high = ReadWaterMark(config, ConnectionSettings.HighWaterMarkKey);
         var low = ReadWaterMark(config, ConnectionSettings.LowWaterMarkKey);
-        connection = connection.With(ConnectionSettings.HighWaterMarkKey, high).With(ConnectionSettings.LowWaterMarkKey, low);
+        connection = connection.WithWriteBufferWaterMarks(high, low);
 
         if (SettingText.ParseBoolean(EnableSslKey, Read(EnableSslKey)))
         {
@@ -141,10 +141,10 @@ internal sealed class BatchingTransportSettings
         $"write-buffer-low-water-mark = {SettingText.FormatSize(Connection.WriteBufferLowWaterMark)}, " +
         $"enable-ssl = {(EnableSsl ? "on" : "off")}";
 
-    private static string ReadWaterMark(Config config, string key)
+    private static long ReadWaterMark(Config config, string key)
     {
-        var value = config.GetString(key);
-        return SettingText.ParseSize(key, value) == 0 ? Reference.GetString(key) : value;
+        var size = SettingText.ParseSize(key, config.GetString(key));
+        return size == 0 ? SettingText.ParseSize(key, Reference.GetString(key)) : size;
     }
 
     private static int ParsePort(string key, string value)

@@ -1,0 +1,166 @@
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+using Akka.Actor;
+using Akka.Remote.Transport;
+using FlushBatching.Akka.Tests.Support;
+using Google.Protobuf;
+
+namespace FlushBatching.Akka.Tests;
+
+/// <summary>
+/// Akka.Remote's Transport SPI contract, driven directly: two transport instances on loopback, their events
+/// collected. Each transport class gets one derived class that names it.
+/// </summary>
+public abstract class TransportSpiSuite : IAsyncLifetime
+{
+    private readonly List<Transport> _transports = [];
+    private ActorSystem _system = null!;
+
+    /// <summary>The transport class under test, as written in transport-class.</summary>
+    protected abstract string TransportClass { get; }
+
+    public Task InitializeAsync()
+    {
+        _system = ActorSystem.Create("spi", Node.ConfigFor(TransportClass, hocon: "akka.actor.provider = local"));
+        return Task.CompletedTask;
+    }
+
+    public async Task DisposeAsync()
+    {
+        foreach (var transport in _transports)
+        {
+            await transport.Shutdown();
+        }
+
+        await _system.Terminate();
+    }
+
+    [Fact]
+    public async Task Inbound_payloads_wait_for_the_read_handler_then_arrive_in_order()
+    {
+        var (server, serverAddress, inbound) = await Listen();
+        var (client, _, _) = await Listen();
+        var outbound = await client.Associate(serverAddress);
+        outbound.ReadHandlerSource.SetResult(new EventCollector());
+
+        for (var i = 0; i < 100; i++)
+        {
+            Assert.True(outbound.Write(ByteString.CopyFrom(BitConverter.GetBytes(i))));
+        }
+
+        var handle = (await inbound.Next<InboundAssociation>()).Association;
+        await Task.Delay(200); // give the payloads time to reach the server before anyone reads them
+        var reader = new EventCollector();
+        handle.ReadHandlerSource.SetResult(reader);
+        for (var i = 0; i < 100; i++)
+        {
+            Assert.Equal(i, BitConverter.ToInt32((await reader.Next<InboundPayload>()).Payload.Span));
+        }
+    }
+
+    [Fact]
+    public async Task Associate_to_a_closed_port_fails_with_InvalidAssociationException_within_the_connection_timeout()
+    {
+        var (client, address, _) = await Listen("connection-timeout = 3s");
+        int closedPort;
+        using (var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp))
+        {
+            probe.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+            closedPort = ((IPEndPoint)probe.LocalEndPoint!).Port;
+        }
+
+        var stopwatch = Stopwatch.StartNew();
+        var e = await Assert.ThrowsAsync<InvalidAssociationException>(() => client.Associate(address.WithPort(closedPort)));
+        Assert.True(stopwatch.Elapsed < TimeSpan.FromSeconds(3), $"took {stopwatch.Elapsed}");
+        Assert.Contains(closedPort.ToString(), e.Message);
+    }
+
+    [Fact]
+    public async Task Disassociate_sends_what_is_pending_then_closes()
+    {
+        var (server, serverAddress, inbound) = await Listen();
+        var (client, _, _) = await Listen();
+        var outbound = await client.Associate(serverAddress);
+        outbound.ReadHandlerSource.SetResult(new EventCollector());
+        var handle = (await inbound.Next<InboundAssociation>()).Association;
+        var reader = new EventCollector();
+        handle.ReadHandlerSource.SetResult(reader);
+
+        var payload = new byte[1000];
+        for (var i = 0; i < 1000; i++)
+        {
+            BitConverter.TryWriteBytes(payload, i);
+            Assert.True(outbound.Write(ByteString.CopyFrom(payload)));
+        }
+
+#pragma warning disable CS0618 // the SPI's own call
+        outbound.Disassociate();
+#pragma warning restore CS0618
+
+        for (var i = 0; i < 1000; i++)
+        {
+            Assert.Equal(i, BitConverter.ToInt32((await reader.Next<InboundPayload>()).Payload.Span));
+        }
+
+        await reader.Next<Disassociated>();
+    }
+
+    [Fact]
+    public async Task Write_refuses_above_the_high_water_mark_and_accepts_again_once_the_peer_reads()
+    {
+        const string marks = "write-buffer-high-water-mark = 64k, write-buffer-low-water-mark = 32k";
+        var (server, serverAddress, inbound) = await Listen(marks);
+        var (client, _, _) = await Listen(marks);
+        var outbound = await client.Associate(serverAddress);
+        outbound.ReadHandlerSource.SetResult(new EventCollector());
+        var handle = (await inbound.Next<InboundAssociation>()).Association;
+
+        // The server holds its reads until its handler is registered, so the client's queue must fill.
+        var payload = ByteString.CopyFrom(new byte[60_000]);
+        var accepted = 0;
+        while (outbound.Write(payload))
+        {
+            Assert.True(++accepted < 10_000, "Write never refused although nobody reads");
+            if (accepted % 10 == 0)
+            {
+                await Task.Delay(10); // let the send loop push what it can into the sockets
+            }
+        }
+
+        var reader = new EventCollector();
+        handle.ReadHandlerSource.SetResult(reader);
+        await Poll.Until(() => outbound.Write(payload), "Write to accept again once the server reads");
+        for (var i = 0; i <= accepted; i++)
+        {
+            Assert.Equal(60_000, (await reader.Next<InboundPayload>()).Payload.Length);
+        }
+    }
+
+    [Fact]
+    public async Task Shutdown_closes_the_port_and_ends_every_association()
+    {
+        var (server, serverAddress, inbound) = await Listen();
+        var (client, _, _) = await Listen();
+        var outbound = await client.Associate(serverAddress);
+        var clientEvents = new EventCollector();
+        outbound.ReadHandlerSource.SetResult(clientEvents);
+        (await inbound.Next<InboundAssociation>()).Association.ReadHandlerSource.SetResult(new EventCollector());
+
+        Assert.True(await server.Shutdown());
+
+        await clientEvents.Next<Disassociated>();
+        await Assert.ThrowsAsync<InvalidAssociationException>(() => client.Associate(serverAddress));
+    }
+
+    private async Task<(Transport Transport, Address Address, EventCollector Inbound)> Listen(string section = "")
+    {
+        var config = Node.ConfigFor(TransportClass, section).GetConfig("akka.remote.dot-netty.tcp");
+        var transport = (Transport)Activator.CreateInstance(Type.GetType(TransportClass, throwOnError: true)!, _system, config)!;
+        _transports.Add(transport);
+        var (address, listenerSource) = await transport.Listen();
+        var inbound = new EventCollector();
+        listenerSource.SetResult(inbound);
+        return (transport, address, inbound);
+    }
+}
