@@ -9,7 +9,7 @@ namespace FlushBatching.Akka.Tests;
 /// The end-to-end tests every FlushBatching transport class must pass, with real ActorSystems over loopback TCP.
 /// Each transport class gets one derived class that names it; "stock" is Akka.Remote's own DotNetty transport.
 /// </summary>
-public abstract class TransportSuite
+public abstract partial class TransportSuite
 {
     /// <summary>Room left in a frame for Akka's envelope around a test message (recipient path, serializer, ...).</summary>
     protected const int EnvelopeRoom = 512;

@@ -1,0 +1,134 @@
+using Akka.Configuration;
+using Akka.Configuration.Hocon;
+using FlushBatching.Batching;
+using FlushBatching.Framing;
+using FlushBatching.Tcp;
+
+namespace FlushBatching.Akka.Tests;
+
+public sealed class BatchingTransportSettingsTests
+{
+    [Fact]
+    public void Reference_conf_holds_the_core_defaults_for_every_key_the_core_knows()
+    {
+        var fromReference = BatchingTransportSettings.Create(Config.Empty).Connection;
+        var core = ConnectionSettings.Default;
+
+        Assert.Equal(core.Batching, fromReference.Batching);
+        Assert.Equal(BatchingSettings.Default, fromReference.Batching);
+        Assert.Equal(FramingSettings.Default, fromReference.Framing);
+        Assert.Equal(core.NoDelay, fromReference.NoDelay);
+        Assert.Equal(core.KeepAlive, fromReference.KeepAlive);
+        Assert.Equal(core.SendBufferSize, fromReference.SendBufferSize);
+        Assert.Equal(core.ReceiveBufferSize, fromReference.ReceiveBufferSize);
+        Assert.Equal(core.Backlog, fromReference.Backlog);
+        Assert.Equal(core.ConnectTimeout, fromReference.ConnectTimeout);
+        Assert.Equal(core.WriteBufferHighWaterMark, fromReference.WriteBufferHighWaterMark);
+        Assert.Equal(core.WriteBufferLowWaterMark, fromReference.WriteBufferLowWaterMark);
+        Assert.Null(fromReference.Tls);
+    }
+
+    [Fact]
+    public void Reference_conf_writes_every_key_the_settings_read_and_no_other()
+    {
+        var keys = Flatten(BatchingTransportSettings.Reference.Root.GetObject().Items, "").ToHashSet();
+        var expected = ConnectionSettings.Keys
+            .Concat(BatchingSettings.Keys.Select(key => ConnectionSettings.BatchingPrefix + key))
+            .Concat([
+                "hostname", "public-hostname", "port", "public-port", "dns-use-ipv6", "enable-ssl",
+                "ssl.certificate.path", "ssl.certificate.password", "ssl.certificate.use-thumbprint-over-file",
+                "ssl.certificate.thumbprint", "ssl.certificate.store-name", "ssl.certificate.store-location",
+                "ssl.certificate.flags", "ssl.suppress-validation",
+            ]);
+
+        Assert.Equal(string.Join(" ", expected.Order()), string.Join(" ", keys.Order()));
+
+        static IEnumerable<string> Flatten(IDictionary<string, HoconValue> items, string prefix) =>
+            items.SelectMany(item => item.Value.IsObject()
+                ? Flatten(item.Value.GetObject().Items, prefix + item.Key + ".")
+                : [prefix + item.Key]);
+    }
+
+    [Fact]
+    public void The_top_level_defaults_are_those_of_stock_Akka_Remote()
+    {
+        var settings = BatchingTransportSettings.Create(Config.Empty);
+
+        Assert.Equal("0.0.0.0", settings.Hostname);
+        Assert.Equal("0.0.0.0", settings.PublicHostname);
+        Assert.Equal(2552, settings.Port);
+        Assert.Null(settings.PublicPort);
+        Assert.False(settings.DnsUseIpv6);
+        Assert.False(settings.EnableSsl);
+    }
+
+    [Fact]
+    public void Every_key_of_a_stock_section_keeps_its_meaning()
+    {
+        var settings = BatchingTransportSettings.Create(ConfigurationFactory.ParseString("""
+            hostname = 127.0.0.1
+            public-hostname = node1.example
+            port = 4053
+            public-port = 14053
+            maximum-frame-size = 256000b
+            byte-order = big-endian
+            send-buffer-size = 0b
+            receive-buffer-size = 512000b
+            tcp-nodelay = off
+            tcp-keepalive = off
+            backlog = 100
+            connection-timeout = 2 s
+            write-buffer-high-water-mark = 2m
+            write-buffer-low-water-mark = 1m
+            batching { enabled = false, max-pending-writes = 64, max-pending-bytes = 32k, flush-interval = 5ms }
+            """));
+
+        Assert.Equal("127.0.0.1", settings.Hostname);
+        Assert.Equal("node1.example", settings.PublicHostname);
+        Assert.Equal(4053, settings.Port);
+        Assert.Equal(14053, settings.PublicPort);
+        var connection = settings.Connection;
+        Assert.Equal(256000, connection.Framing.MaximumFrameSize);
+        Assert.Equal(ByteOrder.BigEndian, connection.Framing.ByteOrder);
+        Assert.Equal(0, connection.SendBufferSize);
+        Assert.Equal(512000, connection.ReceiveBufferSize);
+        Assert.False(connection.NoDelay);
+        Assert.False(connection.KeepAlive);
+        Assert.Equal(100, connection.Backlog);
+        Assert.Equal(TimeSpan.FromSeconds(2), connection.ConnectTimeout);
+        Assert.Equal(2 << 20, connection.WriteBufferHighWaterMark);
+        Assert.Equal(1 << 20, connection.WriteBufferLowWaterMark);
+        Assert.Equal(BatchingSettings.Default.WithEnabled(false).WithMaxPendingWrites(64).WithMaxPendingBytes(32 * 1024).WithFlushInterval(TimeSpan.FromMilliseconds(5)), connection.Batching);
+    }
+
+    [Fact]
+    public void Stock_zero_water_marks_mean_the_transport_defaults()
+    {
+        var settings = BatchingTransportSettings.Create(ConfigurationFactory.ParseString(
+            "write-buffer-high-water-mark = 0b\nwrite-buffer-low-water-mark = 0b"));
+
+        Assert.Equal(ConnectionSettings.DefaultWriteBufferHighWaterMark, settings.Connection.WriteBufferHighWaterMark);
+        Assert.Equal(ConnectionSettings.DefaultWriteBufferLowWaterMark, settings.Connection.WriteBufferLowWaterMark);
+    }
+
+    [Theory]
+    [InlineData("batching.max-pending-writes = 0", "batching.max-pending-writes", "0")]
+    [InlineData("batching.max-pending-bytes = 1g", "batching.max-pending-bytes", "1g")]
+    [InlineData("batching.flush-interval = soon", "batching.flush-interval", "soon")]
+    [InlineData("batching.enabled = maybe", "batching.enabled", "maybe")]
+    [InlineData("maximum-frame-size = 1000b", "maximum-frame-size", "1000b")]
+    [InlineData("byte-order = middle-endian", "byte-order", "middle-endian")]
+    [InlineData("port = 70000", "port", "70000")]
+    [InlineData("public-port = -1", "public-port", "-1")]
+    [InlineData("enable-ssl = yes-please", "enable-ssl", "yes-please")]
+    [InlineData("write-buffer-low-water-mark = 4m", "write-buffer-low-water-mark", "4m")]
+    [InlineData("enable-ssl = on\nssl.certificate.path = /nonexistent.pfx", "ssl.certificate.path", "/nonexistent.pfx")]
+    [InlineData("enable-ssl = on\nssl.certificate { use-thumbprint-over-file = on, thumbprint = abc, store-location = moon }", "ssl.certificate.store-location", "moon")]
+    public void A_bad_value_is_refused_naming_the_key_and_the_value(string hocon, string key, string value)
+    {
+        var e = Assert.Throws<InvalidSettingException>(() => BatchingTransportSettings.Create(ConfigurationFactory.ParseString(hocon)));
+
+        Assert.Equal(key, e.Key);
+        Assert.Equal(value, e.Value);
+    }
+}
