@@ -77,7 +77,7 @@ public sealed class BatchingTcpTransport : Transport
         }
 
         var address = _settings.ListenAddress(SchemeIdentifier, System.Name, _listener.LocalEndPoint);
-        _log.Info("FlushBatching transport listening on {0} ({1}); {2}", address, _listener.LocalEndPoint, _settings);
+        _log.Info("FlushBatching transport listening on akka.{0} ({1}); {2}", address, _listener.LocalEndPoint, _settings);
         return (address, _associationListener);
     }
 

@@ -43,11 +43,34 @@ public abstract partial class TransportSuite
     {
         await using var node = Node.Start("logs", TransportClass, "batching { max-pending-writes = 7, flush-interval = 3ms }");
 
-        var line = Assert.Single(node.Logs, e => e.Message.ToString()!.Contains("listening on"));
+        static bool IsStartLine(LogEvent e) => e.Message.ToString()!.Contains("FlushBatching transport listening on");
+        await Poll.Until(() => node.Logs.Any(IsStartLine), "the start-up line");
+        var line = Assert.Single(node.Logs, IsStartLine);
         Assert.Equal(LogLevel.InfoLevel, line.LogLevel());
-        Assert.Contains(node.Address.Port!.Value.ToString(), line.Message.ToString());
+        Assert.Contains(node.Address.ToString(), line.Message.ToString());
         Assert.Contains("max-pending-writes = 7", line.Message.ToString());
         Assert.Contains("flush-interval = 3ms", line.Message.ToString());
+    }
+
+    [Fact]
+    public async Task Runs_under_a_section_of_its_own_with_keys_left_out_taken_from_reference_conf()
+    {
+        var hocon = $$"""
+            akka.remote.enabled-transports = ["akka.remote.flushbatching.tcp"]
+            akka.remote.flushbatching.tcp {
+              transport-class = "{{TransportClass}}"
+              applied-adapters = []
+              hostname = 127.0.0.1
+              port = 0
+              batching.max-pending-writes = 9
+            }
+            """;
+        await using var a = Node.Start("own", TransportClass, hocon: hocon);
+        await using var b = Node.Start("own", TransportClass, hocon: hocon);
+        b.System.ActorOf(Props.Create<Echo>(), "echo");
+
+        Assert.Equal("over my own section", await (await b.Resolve(a, "echo")).Ask<string>("over my own section", AskTimeout));
+        await Poll.Until(() => b.Logs.Any(e => e.Message.ToString()!.Contains("max-pending-writes = 9, max-pending-bytes = 16k, flush-interval = 40ms")), "the start-up line with the section's and the reference's values");
     }
 
     [Theory]
