@@ -20,4 +20,13 @@ public enum FlushReason
 
     /// <summary>Batching is off, so each write is flushed by itself.</summary>
     Unbatched,
+
+    /// <summary>
+    /// A read completed: replies written while handling it go out together (a pipeline handler's trigger; the core's
+    /// connections end such bursts with <see cref="BurstEnd"/>).
+    /// </summary>
+    ReadComplete,
+
+    /// <summary>Everything pending was sent ahead of a close, disconnect, error, handler removal or loss of writability.</summary>
+    Drain,
 }

@@ -59,6 +59,8 @@ public sealed class FlushBatchingMetrics : IDisposable
         FlushReason.Interval => "interval",
         FlushReason.BurstEnd => "burst-end",
         FlushReason.Unbatched => "unbatched",
+        FlushReason.ReadComplete => "read-complete",
+        FlushReason.Drain => "drain",
         _ => throw new ArgumentOutOfRangeException(nameof(reason), reason, null),
     };
 
