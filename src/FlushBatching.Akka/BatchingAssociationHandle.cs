@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.Net.Sockets;
 using Akka.Actor;
 using Akka.Event;
 using Akka.Remote.Transport;
@@ -57,25 +56,6 @@ internal sealed class BatchingAssociationHandle : AssociationHandle, IFrameHandl
         _listener!.Notify(new InboundPayload(bytes));
     }
 
-    void IFrameHandler.OnClosed(FramedConnection connection, Exception? reason)
-    {
-        var info = DisassociateInfo.Unknown;
-        switch (reason)
-        {
-            case null:
-                break;
-            case InvalidFrameException:
-                _log.Warning("Dropped association [{0}] ({1}): bad frame from the peer: {2}", RemoteAddress, connection, reason.Message);
-                break;
-            case SocketException { SocketErrorCode: SocketError.ConnectionReset or SocketError.ConnectionAborted or SocketError.OperationAborted }:
-                _log.Info("Association [{0}] ({1}) was reset by the peer", RemoteAddress, connection);
-                info = DisassociateInfo.Shutdown;
-                break;
-            default:
-                _log.Warning("Association [{0}] ({1}) ended on an error: {2}", RemoteAddress, connection, reason.Message);
-                break;
-        }
-
-        _listener!.Notify(new Disassociated(info));
-    }
+    void IFrameHandler.OnClosed(FramedConnection connection, Exception? reason) =>
+        _listener!.Notify(new Disassociated(Disassociation.Report(_log, RemoteAddress, connection, reason, reason is InvalidFrameException)));
 }

@@ -66,7 +66,7 @@ public sealed class BatchingTcpTransport : Transport
     /// <inheritdoc />
     public override async Task<(Address, TaskCompletionSource<IAssociationEventListener>)> Listen()
     {
-        var endpoint = await ResolveAsync(_settings.Hostname, _settings.Port).ConfigureAwait(false);
+        var endpoint = await _settings.ResolveAsync(_settings.Hostname, _settings.Port).ConfigureAwait(false);
         try
         {
             _listener = FramedListener.Start(endpoint, _settings.Connection, OnInbound, OnRejected);
@@ -91,18 +91,10 @@ public sealed class BatchingTcpTransport : Transport
             throw new InvalidAssociationException($"Cannot associate with {remoteAddress}: the transport is {(_shutDown ? "shut down" : "not listening")}.");
         }
 
-        if (remoteAddress.Port is not { } port || remoteAddress.Host is null)
-        {
-            throw new InvalidAssociationException($"Cannot associate with {remoteAddress}: it has no host and port.");
-        }
-
         FramedConnection connection;
         try
         {
-            var host = remoteAddress.Host.Trim('[', ']');
-            var endpoint = IPAddress.TryParse(host, out var ip)
-                ? new IPEndPoint(ToConnectable(ip), port)
-                : await ResolveAsync(host, port).ConfigureAwait(false);
+            var endpoint = await _settings.ConnectableEndPointAsync(remoteAddress).ConfigureAwait(false);
             connection = await FramedConnector.ConnectAsync(endpoint, _settings.Connection).ConfigureAwait(false);
         }
         catch (Exception e) when (e is TimeoutException or IOException or SocketException or AuthenticationException)
@@ -163,24 +155,4 @@ public sealed class BatchingTcpTransport : Transport
 
     private void OnRejected(Exception reason) =>
         _log.Warning("FlushBatching transport dropped an inbound connection before it was set up: {0}", reason.Message);
-
-    private async Task<IPEndPoint> ResolveAsync(string host, int port)
-    {
-        if (IPAddress.TryParse(host.Trim('[', ']'), out var ip))
-        {
-            return new IPEndPoint(ip, port);
-        }
-
-        var family = _settings.DnsUseIpv6 ? AddressFamily.InterNetworkV6 : AddressFamily.InterNetwork;
-        var addresses = await Dns.GetHostAddressesAsync(host, family).ConfigureAwait(false);
-        return addresses.Length > 0
-            ? new IPEndPoint(addresses[^1], port)
-            : throw new SocketException((int)SocketError.HostNotFound);
-    }
-
-    // A peer that bound every address names itself 0.0.0.0 or [::]; reach it on this machine's loopback, like stock.
-    private static IPAddress ToConnectable(IPAddress ip) =>
-        ip.Equals(IPAddress.Any) ? IPAddress.Loopback
-        : ip.Equals(IPAddress.IPv6Any) ? IPAddress.IPv6Loopback
-        : ip;
 }

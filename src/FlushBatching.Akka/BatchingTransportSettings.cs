@@ -1,7 +1,9 @@
 using System.Net;
+using System.Net.Sockets;
 using System.Security.Cryptography.X509Certificates;
 using Akka.Actor;
 using Akka.Configuration;
+using Akka.Remote.Transport;
 using Akka.Remote.Transport.DotNetty;
 using FlushBatching.Batching;
 using FlushBatching.Tcp;
@@ -132,7 +134,40 @@ internal sealed class BatchingTransportSettings
 
     /// <inheritdoc cref="AddressHost(string)"/>
     public static string AddressHost(IPAddress ip) =>
-        ip.AddressFamily == System.Net.Sockets.AddressFamily.InterNetworkV6 ? $"[{ip}]" : ip.ToString();
+        ip.AddressFamily == AddressFamily.InterNetworkV6 ? $"[{ip}]" : ip.ToString();
+
+    /// <summary>Resolves a host name (or parses an address) to an endpoint, IPv4 unless <c>dns-use-ipv6</c>.</summary>
+    /// <exception cref="SocketException">The name does not resolve to an address of that family.</exception>
+    public async Task<IPEndPoint> ResolveAsync(string host, int port)
+    {
+        if (IPAddress.TryParse(host.Trim('[', ']'), out var ip))
+        {
+            return new IPEndPoint(ip, port);
+        }
+
+        var family = DnsUseIpv6 ? AddressFamily.InterNetworkV6 : AddressFamily.InterNetwork;
+        var addresses = await Dns.GetHostAddressesAsync(host, family).ConfigureAwait(false);
+        return addresses.Length > 0 ? new IPEndPoint(addresses[^1], port) : throw new SocketException((int)SocketError.HostNotFound);
+    }
+
+    /// <summary>
+    /// The endpoint to connect to for an Akka address. A peer that bound every address names itself 0.0.0.0 or [::]:
+    /// like stock, reach it on this machine's loopback.
+    /// </summary>
+    /// <exception cref="InvalidAssociationException">The address has no host or port.</exception>
+    /// <exception cref="SocketException">The host name does not resolve.</exception>
+    public async Task<IPEndPoint> ConnectableEndPointAsync(Address remote)
+    {
+        if (remote.Port is not { } port || string.IsNullOrEmpty(remote.Host))
+        {
+            throw new InvalidAssociationException($"Cannot associate with {remote}: it has no host and port.");
+        }
+
+        var endpoint = await ResolveAsync(remote.Host, port).ConfigureAwait(false);
+        return endpoint.Address.Equals(IPAddress.Any) ? new IPEndPoint(IPAddress.Loopback, port)
+            : endpoint.Address.Equals(IPAddress.IPv6Any) ? new IPEndPoint(IPAddress.IPv6Loopback, port)
+            : endpoint;
+    }
 
     /// <summary>The settings as one HOCON-like line, for the start-up log.</summary>
     public override string ToString() =>

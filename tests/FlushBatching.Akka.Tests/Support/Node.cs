@@ -13,6 +13,9 @@ public sealed class Node : IAsyncDisposable
     /// <summary>This project's transport on the core engine.</summary>
     public const string BatchingTcp = "FlushBatching.Akka.BatchingTcpTransport, FlushBatching.Akka";
 
+    /// <summary>This project's transport on DotNetty's I/O with BatchingWriterHandler.</summary>
+    public const string DotNettyBatching = "FlushBatching.Akka.DotNettyBatchingTransport, FlushBatching.Akka";
+
     private Node(ActorSystem system) => System = system;
 
     public ActorSystem System { get; }

@@ -1,0 +1,120 @@
+using System.Collections.Concurrent;
+using System.Runtime.InteropServices;
+using Akka.Actor;
+using Akka.Remote.Transport;
+using DotNetty.Buffers;
+using DotNetty.Common.Concurrency;
+using DotNetty.Common.Utilities;
+using DotNetty.Transport.Channels;
+using Google.Protobuf;
+using FramingByteOrder = FlushBatching.Framing.ByteOrder;
+
+namespace FlushBatching.Akka;
+
+/// <summary>
+/// One association over a DotNetty channel. <see cref="Write"/> puts the frame (length prefix and payload in one
+/// buffer) on a queue and, only when the queue was idle, schedules one drain on the channel's event loop; the drain
+/// writes everything queued, and the pipeline's <c>BatchingWriterHandler</c> decides the flushes.
+/// </summary>
+internal sealed class DotNettyAssociationHandle : AssociationHandle
+{
+    private static readonly Action<object> DrainTask = static state => ((DotNettyAssociationHandle)state).Drain();
+    private static readonly Action<object> CloseTask = static state => ((DotNettyAssociationHandle)state).DrainThenClose();
+
+    private readonly IChannel _channel;
+    private readonly FramingByteOrder _byteOrder;
+    private readonly ConcurrentQueue<IByteBuffer> _queue = new();
+    private int _drainScheduled;
+    private Task _lastWrite = Task.CompletedTask;
+
+    public DotNettyAssociationHandle(Address localAddress, Address remoteAddress, IChannel channel, FramingByteOrder byteOrder)
+        : base(localAddress, remoteAddress)
+    {
+        _channel = channel;
+        _byteOrder = byteOrder;
+    }
+
+    /// <summary>Frames <paramref name="payload"/> into one buffer (one copy) and queues it.</summary>
+    /// <returns><c>false</c> while the channel is closed or not writable: Akka buffers and retries.</returns>
+    public override bool Write(ByteString payload)
+    {
+        if (!_channel.Open || !_channel.IsWritable)
+        {
+            return false;
+        }
+
+        var length = payload.Length;
+        var frame = _channel.Allocator.Buffer(4 + length);
+        if (_byteOrder == FramingByteOrder.BigEndian)
+        {
+            frame.WriteInt(length);
+        }
+        else
+        {
+            frame.WriteIntLE(length);
+        }
+
+        if (MemoryMarshal.TryGetArray(payload.Memory, out var segment))
+        {
+            frame.WriteBytes(segment.Array, segment.Offset, segment.Count);
+        }
+        else
+        {
+            frame.WriteBytes(payload.ToByteArray());
+        }
+
+        _queue.Enqueue(frame);
+        if (Interlocked.Exchange(ref _drainScheduled, 1) == 0)
+        {
+            try
+            {
+                _channel.EventLoop.Execute(DrainTask, this);
+            }
+            catch (RejectedExecutionException)
+            {
+                // The transport shut its event loops down under this write: the channel is gone.
+                ReleaseQueued();
+                return false;
+            }
+        }
+
+        return true;
+    }
+
+#pragma warning disable CS0672, CS0618 // Akka.Remote's SPI: the overload with a reason calls this one.
+    /// <summary>Writes and flushes what is queued, waits until it is on the wire, then closes.</summary>
+    public override void Disassociate()
+    {
+        if (_channel.Open && !_channel.EventLoop.IsShuttingDown)
+        {
+            _channel.EventLoop.Execute(CloseTask, this);
+        }
+    }
+#pragma warning restore CS0672, CS0618
+
+    /// <summary>Releases frames that never reached the channel; called once the channel is inactive.</summary>
+    public void ReleaseQueued()
+    {
+        while (_queue.TryDequeue(out var frame))
+        {
+            ReferenceCountUtil.SafeRelease(frame);
+        }
+    }
+
+    private void Drain()
+    {
+        // Clear the flag before taking frames: a Write racing with this drain either is taken below or schedules anew.
+        Volatile.Write(ref _drainScheduled, 0);
+        while (_queue.TryDequeue(out var frame))
+        {
+            _lastWrite = _channel.WriteAsync(frame);
+        }
+    }
+
+    private void DrainThenClose()
+    {
+        Drain();
+        _channel.Flush();
+        _lastWrite.ContinueWith(static (_, channel) => ((IChannel)channel!).CloseAsync(), _channel, TaskScheduler.Default);
+    }
+}
