@@ -3,48 +3,12 @@ using System.Runtime.InteropServices;
 using System.Text.Json;
 using FlushBatching;
 using FlushBatching.Batching;
+using FlushBatching.Benchmarks.Shared;
 using FlushBatching.Tcp;
 using TransportPingPong;
 
-var pairsOption = new Option<int[]>("--pairs")
-{
-    Description = "Connection pair counts, one row each (comma-separated).",
-    DefaultValueFactory = _ => [1, 5, 10, 15, 20, 25, 30],
-    CustomParser = result =>
-    {
-        var counts = new List<int>();
-        foreach (var text in result.Tokens.SelectMany(t => t.Value.Split(',', StringSplitOptions.RemoveEmptyEntries)))
-        {
-            if (int.TryParse(text, out var count) && count >= 1)
-            {
-                counts.Add(count);
-            }
-            else
-            {
-                result.AddError($"--pairs takes whole numbers from 1 up, not '{text}'.");
-            }
-        }
-
-        return [.. counts];
-    },
-    AllowMultipleArgumentsPerToken = true,
-};
-var batchingOption = new Option<string[]>("--batching")
-{
-    Description = "Modes to run, interleaved row by row: off, on, or both (off,on).",
-    DefaultValueFactory = _ => ["off", "on"],
-    CustomParser = result =>
-    {
-        var modes = result.Tokens.SelectMany(t => t.Value.Split(',', StringSplitOptions.RemoveEmptyEntries)).ToArray();
-        foreach (var mode in modes.Where(m => m is not ("off" or "on")))
-        {
-            result.AddError($"--batching takes off and on, not '{mode}'.");
-        }
-
-        return modes;
-    },
-    AllowMultipleArgumentsPerToken = true,
-};
+var pairsOption = ListOptions.Numbers("--pairs", "Connection pair counts, one row each (comma-separated).", [1, 5, 10, 15, 20, 25, 30]);
+var batchingOption = ListOptions.Words("--batching", "Modes to run, interleaved row by row (comma-separated).", ["off", "on"], ["off", "on"]);
 var setOption = new Option<string[]>("--set")
 {
     Description = "A setting for batching on, as key=value in HOCON notation (batching keys such as max-pending-writes=64, or connection keys such as tcp-nodelay=off). Repeatable.",

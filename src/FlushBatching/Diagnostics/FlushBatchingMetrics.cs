@@ -37,7 +37,7 @@ public sealed class FlushBatchingMetrics : IDisposable
         _framesSent = Meter.CreateCounter<long>("flushbatching.frames.sent", "{frame}", "Frames written to sockets.");
         _bytesSent = Meter.CreateCounter<long>("flushbatching.bytes.sent", "By", "Bytes written to sockets, length prefixes included.");
         _sends = Meter.CreateCounter<long>("flushbatching.sends", "{send}", "Gathered sends issued to sockets.");
-        _flushes = Meter.CreateCounter<long>("flushbatching.flushes", "{flush}", "Flushes, tagged with the reason: count, bytes, interval, burst-end or unbatched.");
+        _flushes = Meter.CreateCounter<long>("flushbatching.flushes", "{flush}", "Flushes, tagged with the reason: count, bytes, interval, burst-end, unbatched, read-complete or drain.");
         _framesReceived = Meter.CreateCounter<long>("flushbatching.frames.received", "{frame}", "Frames read from sockets.");
         _bytesReceived = Meter.CreateCounter<long>("flushbatching.bytes.received", "By", "Payload bytes read from sockets.");
         _framesPerSend = Meter.CreateHistogram<int>("flushbatching.frames_per_send", "{frame}", "Frames in each send: how well writes are batched.");
