@@ -45,7 +45,7 @@ internal static class PingPongRun
         }
         finally
         {
-            await Task.WhenAll(clientSystem.Terminate(), echoSystem.Terminate());
+            await Stop(clientSystem, echoSystem);
         }
     }
 
@@ -66,15 +66,24 @@ internal static class PingPongRun
         }
         finally
         {
-            await Task.WhenAll(clientSystem.Terminate(), echoSystem.Terminate());
+            await Stop(clientSystem, echoSystem);
         }
+    }
+
+    private static async Task Stop(ActorSystem clientSystem, ActorSystem echoSystem)
+    {
+        // One after the other: the client side leaves first, so neither side reports the other vanishing mid-write.
+        await clientSystem.Terminate();
+        await echoSystem.Terminate();
     }
 
     private static (ActorSystem Clients, ActorSystem Echoes) Start(TransportUnderTest transport)
     {
         var config = ConfigurationFactory.ParseString($$"""
             akka {
-              loglevel = WARNING
+              # Every message is checked by the benchmark itself; Akka would only log the disassociations of shutdown.
+              loglevel = OFF
+              stdout-loglevel = OFF
               actor.provider = remote
               remote.dot-netty.tcp {
                 hostname = 127.0.0.1
