@@ -1,0 +1,88 @@
+// Renders the benchmarks' JSON files as SVG charts (vega-lite, headless).
+// Usage: node render.mjs --remote remote.json [--transport transport.json] [--out ../../docs/charts]
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import * as vega from 'vega';
+import * as vegaLite from 'vega-lite';
+
+const { values: args } = parseArgs({
+  options: {
+    remote: { type: 'string' },
+    transport: { type: 'string' },
+    out: { type: 'string', default: '../../docs/charts' },
+  },
+});
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+// One point per series and x value: the median of the repeated runs.
+const medians = (rows, series, x, y) => {
+  const groups = new Map();
+  for (const row of rows) {
+    const key = `${row[series]}\u0000${row[x]}`;
+    groups.set(key, [...(groups.get(key) ?? []), row]);
+  }
+  return [...groups.values()].map((group) => ({ [series]: group[0][series], [x]: group[0][x], [y]: median(group.map((r) => r[y])) }));
+};
+
+const lineChart = (title, values, series, x, xTitle) => ({
+  $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+  title,
+  width: 520,
+  height: 300,
+  data: { values },
+  mark: { type: 'line', point: true },
+  encoding: {
+    x: { field: x, type: 'quantitative', title: xTitle },
+    y: { field: 'MsgsPerSec', type: 'quantitative', title: 'msgs/sec' },
+    color: { field: series, type: 'nominal', title: null },
+  },
+});
+
+const latencyChart = (title, values, series) => ({
+  $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+  title,
+  width: 520,
+  height: 300,
+  data: { values },
+  mark: 'bar',
+  encoding: {
+    x: { field: 'percentile', type: 'nominal', title: null, sort: ['p50', 'p90', 'p99'] },
+    xOffset: { field: series },
+    y: { field: 'us', type: 'quantitative', title: 'round trip [µs]' },
+    color: { field: series, type: 'nominal', title: null },
+  },
+});
+
+const render = async (spec, file) => {
+  const view = new vega.View(vega.parse(vegaLite.compile(spec).spec), { renderer: 'none' });
+  writeFileSync(file, await view.toSVG());
+  console.log(`wrote ${file}`);
+};
+
+mkdirSync(args.out, { recursive: true });
+if (args.remote) {
+  const remote = JSON.parse(readFileSync(args.remote, 'utf8'));
+  await render(
+    lineChart(`RemotePingPong: msgs/sec by client count (${remote.Machine})`, medians(remote.Rows, 'Transport', 'Clients', 'MsgsPerSec'), 'Transport', 'Clients', 'clients'),
+    join(args.out, 'remote-throughput.svg'));
+  if (remote.Latency.length > 0) {
+    const points = remote.Latency.flatMap((l) => [['p50', l.P50Us], ['p90', l.P90Us], ['p99', l.P99Us]].map(([percentile, us]) => ({ Transport: l.Transport, percentile, us })));
+    await render(latencyChart('RemotePingPong: round trip at one message in flight', points, 'Transport'), join(args.out, 'remote-latency.svg'));
+  }
+}
+
+if (args.transport) {
+  const rows = JSON.parse(readFileSync(args.transport, 'utf8')).map((r) => ({ ...r, Batching: `batching ${r.Batching}` }));
+  await render(lineChart('TransportPingPong: msgs/sec by connection pairs', medians(rows, 'Batching', 'Pairs', 'MsgsPerSec'), 'Batching', 'Pairs', 'pairs'), join(args.out, 'transport-throughput.svg'));
+  const points = medians(rows, 'Batching', 'Pairs', 'RoundTripP50Us').map((r) => ({ ...r, MsgsPerSec: r.RoundTripP50Us }));
+  await render(
+    { ...lineChart('TransportPingPong: median round trip by connection pairs (50 in flight)', points, 'Batching', 'Pairs', 'pairs'),
+      encoding: { x: { field: 'Pairs', type: 'quantitative', title: 'pairs' }, y: { field: 'MsgsPerSec', type: 'quantitative', title: 'round trip p50 [µs]', scale: { type: 'log' } }, color: { field: 'Batching', type: 'nominal', title: null } } },
+    join(args.out, 'transport-latency.svg'));
+}
