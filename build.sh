@@ -125,8 +125,14 @@ case "$command" in
       fi
     done
 
-    # The benchmark must run on a fresh clone: a short smoke run, not a measurement.
+    # The benchmarks must run: short smoke runs, not measurements. TransportPingPong and the BenchmarkDotNet suite
+    # everywhere; RemotePingPong where Akka.NET restored.
     dotnet run -c "$configuration" --no-build --project benchmarks/TransportPingPong -- --pairs 1,2 --messages 2000
+    dotnet run -c "$configuration" --no-build --project benchmarks/FlushBatching.Benchmarks -- \
+      --filter '*FlushPolicy*' '*Framing*' --job dry --inProcess --artifacts "$artifacts/benchmarks"
+    if grep -qxF benchmarks/RemotePingPong/RemotePingPong.csproj <<<"$(printf '%s\n' "${adapters[@]}")"; then
+      dotnet run -c "$configuration" --no-build --project benchmarks/RemotePingPong -- --clients 1 --messages 2000 --latency --round-trips 200
+    fi
 
     echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
     if ((${#failed_projects[@]})) || ((total_failed)); then

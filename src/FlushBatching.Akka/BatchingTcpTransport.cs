@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using System.Net;
 using System.Net.Sockets;
 using System.Security.Authentication;
@@ -30,7 +29,7 @@ public sealed class BatchingTcpTransport : Transport
     private readonly ILoggingAdapter _log;
     private readonly TaskCompletionSource<IAssociationEventListener> _associationListener =
         new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly ConcurrentDictionary<FramedConnection, byte> _connections = new();
+    private readonly OpenConnections<FramedConnection> _connections = new();
     private FramedListener? _listener;
     private volatile bool _shutDown;
 
@@ -42,10 +41,9 @@ public sealed class BatchingTcpTransport : Transport
     {
         System = system ?? throw new ArgumentNullException(nameof(system));
         Config = config;
-        var sslSetup = system.Settings.Setup.Get<DotNettySslSetup>();
-        _settings = BatchingTransportSettings.Create(config, sslSetup.HasValue ? sslSetup.Value : null);
+        _settings = BatchingTransportSettings.Create(system, config);
         _log = Logging.GetLogger(system, GetType());
-        SchemeIdentifier = _settings.EnableSsl ? "ssl.tcp" : "tcp";
+        SchemeIdentifier = _settings.SchemeIdentifier;
     }
 
     /// <summary><c>tcp</c>, or <c>ssl.tcp</c> with TLS: Akka's addresses read <c>akka.tcp://system@host:port</c>.</summary>
@@ -114,7 +112,7 @@ public sealed class BatchingTcpTransport : Transport
             await listener.DisposeAsync().ConfigureAwait(false);
         }
 
-        await Task.WhenAll(_connections.Keys.Select(connection => connection.CloseAsync())).ConfigureAwait(false);
+        await _connections.CloseAll(connection => connection.CloseAsync()).ConfigureAwait(false);
         return true;
     }
 
@@ -133,17 +131,7 @@ public sealed class BatchingTcpTransport : Transport
 
     private BatchingAssociationHandle Track(FramedConnection connection, Address remote)
     {
-        _connections[connection] = 0;
-        _ = connection.Completion.ContinueWith(
-            static (completed, state) =>
-            {
-                var (connections, ended) = ((ConcurrentDictionary<FramedConnection, byte>, FramedConnection))state!;
-                connections.TryRemove(ended, out _);
-            },
-            (_connections, connection),
-            CancellationToken.None,
-            TaskContinuationOptions.ExecuteSynchronously,
-            TaskScheduler.Default);
+        _connections.Add(connection, connection.Completion);
         if (_shutDown)
         {
             connection.Abort();

@@ -70,6 +70,16 @@ internal sealed class BatchingTransportSettings
 
     public bool EnableSsl => Connection.Tls is not null;
 
+    /// <summary><c>tcp</c>, or <c>ssl.tcp</c> with TLS: Akka prefixes <c>akka.</c>, so addresses read <c>akka.tcp://system@host:port</c>.</summary>
+    public string SchemeIdentifier => EnableSsl ? "ssl.tcp" : "tcp";
+
+    /// <summary>Reads a transport's section for <paramref name="system"/>, with the certificate of its <see cref="DotNettySslSetup"/> if any.</summary>
+    public static BatchingTransportSettings Create(ActorSystem system, Config section)
+    {
+        var sslSetup = system.Settings.Setup.Get<DotNettySslSetup>();
+        return Create(section, sslSetup.HasValue ? sslSetup.Value : null);
+    }
+
     /// <summary>Reads <paramref name="section"/> (the transport's own config section) over <see cref="Reference"/>.</summary>
     /// <param name="section">The section Akka.Remote hands the transport.</param>
     /// <param name="sslSetup">A certificate given in code through <see cref="DotNettySslSetup"/>, used when the section names none.</param>

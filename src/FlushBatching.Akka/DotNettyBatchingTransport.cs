@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
@@ -40,7 +39,7 @@ public sealed class DotNettyBatchingTransport : Transport
 
     private readonly TaskCompletionSource<IAssociationEventListener> _associationListener =
         new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly ConcurrentDictionary<IChannel, byte> _channels = new();
+    private readonly OpenConnections<IChannel> _channels = new();
     private readonly MultithreadEventLoopGroup _group = new(EventLoops);
     private IChannel? _server;
     private Task<bool>? _shutdown;
@@ -54,10 +53,9 @@ public sealed class DotNettyBatchingTransport : Transport
     {
         System = system ?? throw new ArgumentNullException(nameof(system));
         Config = config;
-        var sslSetup = system.Settings.Setup.Get<DotNettySslSetup>();
-        Settings = BatchingTransportSettings.Create(config, sslSetup.HasValue ? sslSetup.Value : null);
+        Settings = BatchingTransportSettings.Create(system, config);
         Log = Logging.GetLogger(system, GetType());
-        SchemeIdentifier = Settings.EnableSsl ? "ssl.tcp" : "tcp";
+        SchemeIdentifier = Settings.SchemeIdentifier;
     }
 
     /// <summary><c>tcp</c>, or <c>ssl.tcp</c> with TLS.</summary>
@@ -132,7 +130,7 @@ public sealed class DotNettyBatchingTransport : Transport
     /// <remarks>Safe to call more than once: later calls return the first call's task.</remarks>
     public override Task<bool> Shutdown()
     {
-        lock (_channels)
+        lock (_group)
         {
             return _shutdown ??= ShutdownOnceAsync();
         }
@@ -146,48 +144,34 @@ public sealed class DotNettyBatchingTransport : Transport
             await server.CloseAsync().ConfigureAwait(false);
         }
 
-        await Task.WhenAll(_channels.Keys.Select(channel => channel.CloseAsync())).ConfigureAwait(false);
+        await _channels.CloseAll(channel => channel.CloseAsync()).ConfigureAwait(false);
         await _group.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2)).ConfigureAwait(false);
         return true;
     }
 
-    private void ApplySocketOptions(ServerBootstrap server)
+    private void ApplySocketOptions(ServerBootstrap server) =>
+        ApplySocketOptions((option, value) => server.ChildOption(option, value), (option, value) => server.ChildOption(option, value));
+
+    private void ApplySocketOptions(Bootstrap client) =>
+        ApplySocketOptions((option, value) => client.Option(option, value), (option, value) => client.Option(option, value));
+
+    // The same options on either bootstrap: DotNetty's client and server bootstraps share no interface for them.
+    private void ApplySocketOptions(Action<ChannelOption<bool>, bool> setFlag, Action<ChannelOption<int>, int> setNumber)
     {
         var connection = Settings.Connection;
-        server
-            .ChildOption(ChannelOption.TcpNodelay, connection.NoDelay)
-            .ChildOption(ChannelOption.SoKeepalive, connection.KeepAlive)
-            .ChildOption(ChannelOption.AutoRead, false)
-            .ChildOption(ChannelOption.WriteBufferHighWaterMark, (int)connection.WriteBufferHighWaterMark)
-            .ChildOption(ChannelOption.WriteBufferLowWaterMark, (int)connection.WriteBufferLowWaterMark);
+        setFlag(ChannelOption.TcpNodelay, connection.NoDelay);
+        setFlag(ChannelOption.SoKeepalive, connection.KeepAlive);
+        setFlag(ChannelOption.AutoRead, false); // reads start once Akka has registered a read handler
+        setNumber(ChannelOption.WriteBufferHighWaterMark, (int)connection.WriteBufferHighWaterMark);
+        setNumber(ChannelOption.WriteBufferLowWaterMark, (int)connection.WriteBufferLowWaterMark);
         if (connection.SendBufferSize > 0)
         {
-            server.ChildOption(ChannelOption.SoSndbuf, connection.SendBufferSize);
+            setNumber(ChannelOption.SoSndbuf, connection.SendBufferSize);
         }
 
         if (connection.ReceiveBufferSize > 0)
         {
-            server.ChildOption(ChannelOption.SoRcvbuf, connection.ReceiveBufferSize);
-        }
-    }
-
-    private void ApplySocketOptions(Bootstrap client)
-    {
-        var connection = Settings.Connection;
-        client
-            .Option(ChannelOption.TcpNodelay, connection.NoDelay)
-            .Option(ChannelOption.SoKeepalive, connection.KeepAlive)
-            .Option(ChannelOption.AutoRead, false)
-            .Option(ChannelOption.WriteBufferHighWaterMark, (int)connection.WriteBufferHighWaterMark)
-            .Option(ChannelOption.WriteBufferLowWaterMark, (int)connection.WriteBufferLowWaterMark);
-        if (connection.SendBufferSize > 0)
-        {
-            client.Option(ChannelOption.SoSndbuf, connection.SendBufferSize);
-        }
-
-        if (connection.ReceiveBufferSize > 0)
-        {
-            client.Option(ChannelOption.SoRcvbuf, connection.ReceiveBufferSize);
+            setNumber(ChannelOption.SoRcvbuf, connection.ReceiveBufferSize);
         }
     }
 
@@ -211,17 +195,7 @@ public sealed class DotNettyBatchingTransport : Transport
         var handler = new DotNettyAssociationHandler(this, remote, connection.Tls is not null);
         pipeline.AddLast("association", handler);
 
-        _channels[channel] = 0;
-        channel.CloseCompletion.ContinueWith(
-            static (completed, state) =>
-            {
-                var (channels, closed) = ((ConcurrentDictionary<IChannel, byte>, IChannel))state!;
-                channels.TryRemove(closed, out _);
-            },
-            (_channels, channel),
-            CancellationToken.None,
-            TaskContinuationOptions.ExecuteSynchronously,
-            TaskScheduler.Default);
+        _channels.Add(channel, channel.CloseCompletion);
         if (_shutDown)
         {
             channel.CloseAsync();
