@@ -69,11 +69,11 @@ mkdirSync(args.out, { recursive: true });
 if (args.remote) {
   const remote = JSON.parse(readFileSync(args.remote, 'utf8'));
   await render(
-    lineChart(`RemotePingPong: msgs/sec by client count (${remote.Machine})`, medians(remote.Rows, 'Transport', 'Clients', 'MsgsPerSec'), 'Transport', 'Clients', 'clients'),
+    lineChart({ text: 'RemotePingPong: msgs/sec by client count', subtitle: remote.Machine }, medians(remote.Rows, 'Transport', 'Clients', 'MsgsPerSec'), 'Transport', 'Clients', 'clients'),
     join(args.out, 'remote-throughput.svg'));
   if (remote.Latency.length > 0) {
     const points = remote.Latency.flatMap((l) => [['p50', l.P50Us], ['p90', l.P90Us], ['p99', l.P99Us]].map(([percentile, us]) => ({ Transport: l.Transport, percentile, us })));
-    await render(latencyChart('RemotePingPong: round trip at one message in flight', points, 'Transport'), join(args.out, 'remote-latency.svg'));
+    await render(latencyChart({ text: 'RemotePingPong: round trip at one message in flight', subtitle: remote.Machine }, points, 'Transport'), join(args.out, 'remote-latency.svg'));
   }
 }
 
