@@ -55,9 +55,6 @@ public sealed class BatchingTcpTransport : Transport
     /// </summary>
     public override long MaximumPayloadBytes => _settings.Connection.Framing.MaximumPayloadSize;
 
-    /// <summary>The settings in effect, for diagnostics and tests.</summary>
-    internal BatchingTransportSettings Settings => _settings;
-
     /// <inheritdoc />
     public override bool IsResponsibleFor(Address remote) => true;
 

@@ -201,6 +201,7 @@ internal sealed class BatchingTransportSettings
     private static TlsSettings ReadTls(Config config, Func<string, string> read, DotNettySslSetup? sslSetup)
     {
         var suppressKey = SslPrefix + "suppress-validation";
+        var suppressValidation = SettingText.ParseBoolean(suppressKey, read(suppressKey));
         var byThumbprint = SettingText.ParseBoolean(CertificatePrefix + "use-thumbprint-over-file", read(CertificatePrefix + "use-thumbprint-over-file"));
         var path = read(CertificatePrefix + "path");
 
@@ -228,7 +229,7 @@ internal sealed class BatchingTransportSettings
 
         // Like stock, a connector expects the peer to present a certificate for the same name as its own.
         return tls
-            .WithSuppressValidation(SettingText.ParseBoolean(suppressKey, read(suppressKey)))
+            .WithSuppressValidation(suppressValidation)
             .WithTargetHost(tls.Certificate?.GetNameInfo(X509NameType.DnsName, false));
     }
 

@@ -124,6 +124,12 @@ public sealed class BatchingTransportSettingsTests
     [InlineData("write-buffer-low-water-mark = 4m", "write-buffer-low-water-mark", "4m")]
     [InlineData("enable-ssl = on\nssl.certificate.path = /nonexistent.pfx", "ssl.certificate.path", "/nonexistent.pfx")]
     [InlineData("enable-ssl = on\nssl.certificate { use-thumbprint-over-file = on, thumbprint = abc, store-location = moon }", "ssl.certificate.store-location", "moon")]
+    [InlineData("enable-ssl = on\nssl.certificate { use-thumbprint-over-file = on, thumbprint = abc, store-name = Drawer }", "ssl.certificate.store-name", "Drawer")]
+    [InlineData("enable-ssl = on\nssl.certificate { use-thumbprint-over-file = on, thumbprint = \"\" }", "ssl.certificate.thumbprint", "")]
+    [InlineData("enable-ssl = on\nssl.certificate.use-thumbprint-over-file = perhaps", "ssl.certificate.use-thumbprint-over-file", "perhaps")]
+    [InlineData("enable-ssl = on\nssl.certificate { path = x.pfx, flags = [exportable, shiny] }", "ssl.certificate.flags", "shiny")]
+    [InlineData("enable-ssl = on\nssl.suppress-validation = sometimes", "ssl.suppress-validation", "sometimes")]
+    [InlineData("dns-use-ipv6 = maybe", "dns-use-ipv6", "maybe")]
     public void A_bad_value_is_refused_naming_the_key_and_the_value(string hocon, string key, string value)
     {
         var e = Assert.Throws<InvalidSettingException>(() => BatchingTransportSettings.Create(ConfigurationFactory.ParseString(hocon)));
