@@ -132,6 +132,8 @@ case "$command" in
       --filter '*FlushPolicy*' '*Framing*' --job dry --inProcess --artifacts "$artifacts/benchmarks"
     if grep -qxF benchmarks/RemotePingPong/RemotePingPong.csproj <<<"$(printf '%s\n' "${adapters[@]}")"; then
       dotnet run -c "$configuration" --no-build --project benchmarks/RemotePingPong -- --clients 1 --messages 2000 --latency --round-trips 200
+      dotnet run -c "$configuration" --no-build --project benchmarks/FlushBatching.Akka.Benchmarks -- \
+        --filter '*' --job dry --inProcess --artifacts "$artifacts/benchmarks"
     fi
 
     echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
