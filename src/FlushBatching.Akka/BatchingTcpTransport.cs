@@ -115,15 +115,16 @@ public sealed class BatchingTcpTransport : Transport
 
     private void OnInbound(FramedConnection connection)
     {
-        _ = AnnounceAsync(connection);
+        // Tracked at once, so that shutdown closes it even if it is never announced.
+        var remote = BatchingTransportSettings.PeerAddress(SchemeIdentifier, System.Name, connection.RemoteEndPoint);
+        _ = AnnounceAsync(Track(connection, remote));
     }
 
-    private async Task AnnounceAsync(FramedConnection connection)
+    private async Task AnnounceAsync(BatchingAssociationHandle handle)
     {
         // Accepted connections wait here until Remoting has said who hears of them.
         var listener = await _associationListener.Task.ConfigureAwait(false);
-        var remote = new Address(SchemeIdentifier, System.Name, BatchingTransportSettings.AddressHost(connection.RemoteEndPoint.Address), connection.RemoteEndPoint.Port);
-        listener.Notify(new InboundAssociation(Track(connection, remote)));
+        listener.Notify(new InboundAssociation(handle));
     }
 
     private BatchingAssociationHandle Track(FramedConnection connection, Address remote)

@@ -138,6 +138,10 @@ internal sealed class BatchingTransportSettings
     public Address LocalAddress(string scheme, string systemName, IPEndPoint local) =>
         new(scheme, systemName, AddressHost(Hostname), local.Port);
 
+    /// <summary>The Akka address of an inbound connection's peer, as stock names it: this system's name, the peer's socket.</summary>
+    public static Address PeerAddress(string scheme, string systemName, IPEndPoint peer) =>
+        new(scheme, systemName, AddressHost(peer.Address), peer.Port);
+
     /// <summary>An IPv6 address in brackets, as Akka writes it in an address; a name as it is.</summary>
     public static string AddressHost(string host) =>
         IPAddress.TryParse(host, out var ip) ? AddressHost(ip) : host;

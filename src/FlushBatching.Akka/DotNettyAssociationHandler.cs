@@ -116,11 +116,7 @@ internal sealed class DotNettyAssociationHandler : ChannelHandlerAdapter
         var channel = context.Channel;
         var settings = _transport.Settings;
         var local = settings.LocalAddress(_transport.SchemeIdentifier, _transport.System.Name, (IPEndPoint)channel.LocalAddress);
-        var remote = _remoteAddress ?? new Address(
-            _transport.SchemeIdentifier,
-            _transport.System.Name,
-            BatchingTransportSettings.AddressHost(((IPEndPoint)channel.RemoteAddress).Address),
-            ((IPEndPoint)channel.RemoteAddress).Port);
+        var remote = _remoteAddress ?? BatchingTransportSettings.PeerAddress(_transport.SchemeIdentifier, _transport.System.Name, (IPEndPoint)channel.RemoteAddress);
         _handle = new DotNettyAssociationHandle(local, remote, channel, settings.Connection.Framing.ByteOrder);
 
         // Reads stay off until Akka registers its read handler, so no frame arrives before someone hears it.
