@@ -1,12 +1,14 @@
+using System.Collections.Concurrent;
 using System.Diagnostics.Metrics;
 using FlushBatching.Diagnostics;
 
 namespace RemotePingPong;
 
-/// <summary>Counts the frames and sends this project's transports report on the FlushBatching Meter.</summary>
+/// <summary>Counts the frames, sends and flushes by reason that this project's transports report on the FlushBatching Meter.</summary>
 internal sealed class FrameCounter : IDisposable
 {
     private readonly MeterListener _listener = new();
+    private readonly ConcurrentDictionary<string, long> _flushes = new();
     private long _frames;
     private long _sends;
 
@@ -14,26 +16,47 @@ internal sealed class FrameCounter : IDisposable
     {
         _listener.InstrumentPublished = (instrument, listener) =>
         {
-            if (instrument.Meter.Name == FlushBatchingMetrics.MeterName && instrument.Name is "flushbatching.frames.sent" or "flushbatching.sends")
+            if (instrument.Meter.Name == FlushBatchingMetrics.MeterName
+                && instrument.Name is "flushbatching.frames.sent" or "flushbatching.sends" or "flushbatching.flushes")
             {
                 listener.EnableMeasurementEvents(instrument);
             }
         };
-        _listener.SetMeasurementEventCallback<long>((instrument, value, _, _) =>
+        _listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
         {
-            if (instrument.Name == "flushbatching.sends")
+            switch (instrument.Name)
             {
-                Interlocked.Add(ref _sends, value);
-            }
-            else
-            {
-                Interlocked.Add(ref _frames, value);
+                case "flushbatching.sends":
+                    Interlocked.Add(ref _sends, value);
+                    break;
+                case "flushbatching.frames.sent":
+                    Interlocked.Add(ref _frames, value);
+                    break;
+                default:
+                    foreach (var tag in tags)
+                    {
+                        if (tag.Key == "reason" && tag.Value is string reason)
+                        {
+                            _flushes.AddOrUpdate(reason, value, (_, total) => total + value);
+                        }
+                    }
+
+                    break;
             }
         });
         _listener.Start();
     }
 
-    public (long Frames, long Sends) Snapshot() => (Interlocked.Read(ref _frames), Interlocked.Read(ref _sends));
+    public Snapshot Take() => new(Interlocked.Read(ref _frames), Interlocked.Read(ref _sends), new Dictionary<string, long>(_flushes));
 
     public void Dispose() => _listener.Dispose();
+
+    /// <summary>The counters at one moment; <see cref="Since"/> gives what happened between two.</summary>
+    public sealed record Snapshot(long Frames, long Sends, Dictionary<string, long> Flushes)
+    {
+        public Snapshot Since(Snapshot before) => new(
+            Frames - before.Frames,
+            Sends - before.Sends,
+            Flushes.ToDictionary(f => f.Key, f => f.Value - before.Flushes.GetValueOrDefault(f.Key)));
+    }
 }

@@ -20,7 +20,7 @@ internal static class PingPongRun
         {
             var done = Enumerable.Range(0, clients).Select(_ => new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).ToArray();
             var pingers = await Deploy(clientSystem, echoSystem, clients, i => (messages, InFlight, done[i], null), payload);
-            var (framesBefore, sendsBefore) = counter.Snapshot();
+            var before = counter.Take();
             var started = Stopwatch.GetTimestamp();
             foreach (var pinger in pingers)
             {
@@ -29,7 +29,7 @@ internal static class PingPongRun
 
             await WhenAllBack(done, $"{transport.Name} at {clients} clients");
             var elapsed = Stopwatch.GetElapsedTime(started);
-            var (frames, sends) = counter.Snapshot();
+            var counted = counter.Take().Since(before);
 
             var total = 2L * clients * messages;
             return new RowResult(
@@ -38,9 +38,10 @@ internal static class PingPongRun
                 total,
                 total / elapsed.TotalSeconds,
                 elapsed.TotalMilliseconds,
-                transport.IsFlushBatching ? frames - framesBefore : null,
-                transport.IsFlushBatching ? sends - sendsBefore : null,
-                transport.IsFlushBatching && sends > sendsBefore ? (double)(frames - framesBefore) / (sends - sendsBefore) : null,
+                transport.IsFlushBatching ? counted.Frames : null,
+                transport.IsFlushBatching ? counted.Sends : null,
+                transport.IsFlushBatching && counted.Sends > 0 ? (double)counted.Frames / counted.Sends : null,
+                transport.IsFlushBatching ? counted.Flushes.Where(f => f.Value > 0).ToDictionary() : null,
                 transport.IsFlushBatching ? transport.Section : null);
         }
         finally

@@ -142,7 +142,7 @@ static async Task Throughput(TransportUnderTest[] transports, int[] clientCounts
     {
         Console.WriteLine();
         Console.WriteLine($"== {transport.Name} ==");
-        Console.WriteLine("Num clients, Total [msg], Msgs/sec, Total [ms], Spread [msgs/sec], vs stock, Frames/send");
+        Console.WriteLine($"Num clients, Total [msg], Msgs/sec, Total [ms], Spread [msgs/sec], vs stock, Frames/send{(transport.IsFlushBatching ? ", Flushes by reason (all runs)" : "")}");
         foreach (var clients in clientCounts)
         {
             var rows = report.Rows.Where(row => row.Transport == transport.Name && row.Clients == clients).ToList();
@@ -153,12 +153,20 @@ static async Task Throughput(TransportUnderTest[] transports, int[] clientCounts
             Console.WriteLine(
                 $"{clients}, {rows[0].Messages}, {median:N0}, {Median(rows.Select(row => row.ElapsedMs)):N0}, " +
                 $"{rows.Min(row => row.MsgsPerSec):N0}-{rows.Max(row => row.MsgsPerSec):N0}, {ratio}, " +
-                $"{(framesPerSend.Count > 0 ? Median(framesPerSend).ToString("N1") : "-")}");
+                $"{(framesPerSend.Count > 0 ? Median(framesPerSend).ToString("N1") : "-")}{Reasons(rows)}");
         }
     }
 }
 
 static double Median(IEnumerable<double> values) => Sweep.Median(values);
+
+// Flush reasons summed over a row's runs, in shares: what ended the batches.
+static string Reasons(List<RowResult> rows)
+{
+    var totals = rows.SelectMany(row => row.FlushesByReason ?? []).GroupBy(f => f.Key).ToDictionary(g => g.Key, g => g.Sum(f => f.Value));
+    var all = totals.Values.Sum();
+    return all == 0 ? "" : ", " + string.Join(" ", totals.OrderByDescending(t => t.Value).Select(t => $"{t.Key} {100.0 * t.Value / all:N0}%"));
+}
 
 static string Section(IEnumerable<string> assignments)
 {

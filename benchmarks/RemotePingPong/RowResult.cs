@@ -10,4 +10,5 @@ internal sealed record RowResult(
     long? Frames,
     long? Sends,
     double? FramesPerSend,
+    Dictionary<string, long>? FlushesByReason,
     string? Settings);
