@@ -1,5 +1,6 @@
 using System.Net.Security;
 using System.Net.Sockets;
+using System.Security.Authentication;
 using System.Security.Cryptography.X509Certificates;
 
 namespace FlushBatching.Tcp;
@@ -23,12 +24,21 @@ internal static class SocketSetup
     }
 
     /// <summary>Makes the connection's transport: the socket itself, or a TLS stream after the handshake.</summary>
+    /// <exception cref="AuthenticationException">The handshake failed; when a certificate was refused, the message says why.</exception>
     public static async Task<ConnectionIo> CreateIoAsync(Socket socket, ConnectionSettings settings, string? serverName, CancellationToken cancellationToken)
     {
         var tls = settings.Tls;
         if (tls is null)
         {
             return new SocketConnectionIo(socket);
+        }
+
+        var peer = socket.RemoteEndPoint?.ToString() ?? serverName ?? "the peer";
+        string? refusal = null;
+        bool Validate(object sender, X509Certificate? certificate, X509Chain? chain, SslPolicyErrors errors)
+        {
+            refusal = tls.Judge(certificate, chain, errors, peer);
+            return refusal is null;
         }
 
         var stream = new SslStream(new NetworkStream(socket, ownsSocket: false), leaveInnerStreamOpen: false);
@@ -40,7 +50,8 @@ internal static class SocketSetup
                     new SslServerAuthenticationOptions
                     {
                         ServerCertificate = tls.Certificate ?? throw new InvalidOperationException("A TLS listener needs TlsSettings.Certificate, with its private key."),
-                        ClientCertificateRequired = false,
+                        ClientCertificateRequired = tls.RequireMutualAuthentication,
+                        RemoteCertificateValidationCallback = tls.RequireMutualAuthentication ? Validate : static (_, _, _, _) => true,
                         EnabledSslProtocols = tls.Protocols,
                         CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
                     },
@@ -48,17 +59,23 @@ internal static class SocketSetup
             }
             else
             {
+                var own = tls.RequireMutualAuthentication ? tls.Certificate : null;
                 await stream.AuthenticateAsClientAsync(
                     new SslClientAuthenticationOptions
                     {
                         TargetHost = tls.TargetHost ?? serverName,
                         EnabledSslProtocols = tls.Protocols,
                         CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
-                        RemoteCertificateValidationCallback = tls.SuppressValidation ? static (_, _, _, _) => true : null,
-                        ClientCertificates = tls.Certificate is null ? null : [tls.Certificate],
+                        RemoteCertificateValidationCallback = Validate,
+                        LocalCertificateSelectionCallback = own is null ? null : (_, _, _, _, _) => own,
                     },
                     cancellationToken).ConfigureAwait(false);
             }
+        }
+        catch (AuthenticationException e) when (refusal is not null)
+        {
+            await stream.DisposeAsync().ConfigureAwait(false);
+            throw new AuthenticationException(refusal, e);
         }
         catch
         {

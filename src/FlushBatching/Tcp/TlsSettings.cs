@@ -1,55 +1,114 @@
+using System.Net.Security;
 using System.Security.Authentication;
+using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 
 namespace FlushBatching.Tcp;
 
 /// <summary>
-/// TLS for framed connections through <see cref="System.Net.Security.SslStream"/>: the certificate a
-/// listener presents, and how a connector validates the certificate it is shown.
+/// TLS for framed connections through <see cref="SslStream"/>: the certificate this side presents, whether both
+/// sides must present one, and how the certificate a peer presents is judged.
 /// </summary>
 /// <remarks>
-/// A listener needs <see cref="Certificate"/> with its private key. A connector validates the server's
-/// certificate against the machine's trust store and the host name unless <see cref="SuppressValidation"/>
-/// is set, which accepts any certificate and is meant for tests and self-signed clusters. Revocation is not
-/// checked, as in Akka.Remote: cluster nodes often have no route to a revocation list.
+/// <para>
+/// A listener needs <see cref="Certificate"/> with a usable private key. With <see cref="RequireMutualAuthentication"/>
+/// a listener asks every client for a certificate and refuses a client that presents none or one that does not
+/// validate, and a connector presents <see cref="Certificate"/>; without it a listener asks for none and a connector
+/// presents none, as in Akka.Remote.
+/// </para>
+/// <para>
+/// A peer's certificate is judged by <see cref="CertificateValidator"/> when one is set; otherwise its chain must
+/// validate against the machine's trust store unless <see cref="SuppressValidation"/> is set, and a server's name
+/// must match the host connected to when <see cref="ValidateHostname"/> is set. Revocation is not checked, as in
+/// Akka.Remote: cluster nodes often have no route to a revocation list. A refusal fails the handshake with an
+/// <see cref="AuthenticationException"/> whose message says why.
+/// </para>
 /// </remarks>
 public sealed class TlsSettings
 {
-    private TlsSettings(X509Certificate2? certificate, bool suppressValidation, string? targetHost, SslProtocols protocols)
+    /// <summary>Off: a listener serves clients without certificates unless asked to require them.</summary>
+    public const bool DefaultRequireMutualAuthentication = false;
+
+    /// <summary>On: a connector checks the server's name, as <see cref="SslStream"/> does by default.</summary>
+    public const bool DefaultValidateHostname = true;
+
+    private TlsSettings(X509Certificate2? certificate)
     {
         Certificate = certificate;
-        SuppressValidation = suppressValidation;
-        TargetHost = targetHost;
-        Protocols = protocols;
+        RequireMutualAuthentication = DefaultRequireMutualAuthentication;
+        ValidateHostname = DefaultValidateHostname;
     }
 
-    /// <summary>The certificate a listener presents (with its private key); <c>null</c> for a connector-only setup.</summary>
+    private TlsSettings(TlsSettings from)
+    {
+        Certificate = from.Certificate;
+        SuppressValidation = from.SuppressValidation;
+        RequireMutualAuthentication = from.RequireMutualAuthentication;
+        ValidateHostname = from.ValidateHostname;
+        CertificateValidator = from.CertificateValidator;
+        TargetHost = from.TargetHost;
+        Protocols = from.Protocols;
+    }
+
+    /// <summary>The certificate this side presents, with its private key; <c>null</c> for a connector that presents none.</summary>
     public X509Certificate2? Certificate { get; }
 
-    /// <summary>Whether a connector accepts any server certificate. Off by default; say so explicitly to turn it on.</summary>
+    /// <summary>Whether a peer's certificate is accepted whatever its chain. For tests and self-signed clusters only.</summary>
     /// <value>The default is <c>false</c>.</value>
-    public bool SuppressValidation { get; }
+    public bool SuppressValidation { get; private init; }
 
-    /// <summary>The host name a connector expects in the server's certificate; <c>null</c> uses the host it connects to.</summary>
+    /// <summary>
+    /// Whether both sides authenticate: a listener requires and validates a client certificate, and a connector
+    /// presents <see cref="Certificate"/>. Off, a listener asks for none and a connector presents none.
+    /// </summary>
+    /// <value>The default is <see cref="DefaultRequireMutualAuthentication"/>.</value>
+    public bool RequireMutualAuthentication { get; private init; }
+
+    /// <summary>
+    /// Whether a connector refuses a server certificate whose names do not match the host it connects to (or
+    /// <see cref="TargetHost"/>). Off, only the chain is judged: cluster nodes often reach each other by address
+    /// while their certificates name hosts, or share one certificate.
+    /// </summary>
+    /// <value>The default is <see cref="DefaultValidateHostname"/>.</value>
+    public bool ValidateHostname { get; private init; }
+
+    /// <summary>
+    /// When set, decides alone whether a peer's certificate is accepted, in place of the chain and host-name checks:
+    /// it is given the certificate (<c>null</c> when the peer presented none), its chain, the errors
+    /// <see cref="SslStream"/> found, and the peer's endpoint as text.
+    /// </summary>
     /// <value>The default is <c>null</c>.</value>
-    public string? TargetHost { get; }
+    public Func<X509Certificate2?, X509Chain?, SslPolicyErrors, string, bool>? CertificateValidator { get; private init; }
+
+    /// <summary>The host name a connector expects in the server's certificate and sends as SNI; <c>null</c> uses the host it connects to.</summary>
+    /// <value>The default is <c>null</c>.</value>
+    public string? TargetHost { get; private init; }
 
     /// <summary>The TLS versions allowed; <see cref="SslProtocols.None"/> lets the operating system choose.</summary>
     /// <value>The default is <see cref="SslProtocols.None"/>.</value>
-    public SslProtocols Protocols { get; }
+    public SslProtocols Protocols { get; private init; }
 
-    /// <summary>TLS with the given certificate, which must have its private key to serve as a listener.</summary>
-    public static TlsSettings FromCertificate(X509Certificate2 certificate) =>
-        new(certificate ?? throw new ArgumentNullException(nameof(certificate)), false, null, SslProtocols.None);
+    /// <summary>TLS with the given certificate, which this side presents.</summary>
+    /// <exception cref="ArgumentException">The certificate has no private key, or one that cannot be used.</exception>
+    public static TlsSettings FromCertificate(X509Certificate2 certificate)
+    {
+        ArgumentNullException.ThrowIfNull(certificate);
+        if (PrivateKeyProblem(certificate) is { } problem)
+        {
+            throw new ArgumentException($"The certificate {certificate.Subject} ({certificate.Thumbprint}) cannot serve TLS: {problem}.", nameof(certificate));
+        }
+
+        return new TlsSettings(certificate);
+    }
 
     /// <summary>TLS for a connector only: it validates servers and presents no certificate.</summary>
-    public static TlsSettings ForClient() => new(null, false, null, SslProtocols.None);
+    public static TlsSettings ForClient() => new((X509Certificate2?)null);
 
     /// <summary>Loads the certificate from a PKCS#12 (PFX) file.</summary>
     /// <param name="path">The file.</param>
     /// <param name="password">Its password, or <c>null</c>.</param>
     /// <param name="flags">Where and how the private key is kept (Akka's <c>ssl.certificate.flags</c>).</param>
-    /// <exception cref="InvalidSettingException">The file is missing or cannot be read with the password.</exception>
+    /// <exception cref="InvalidSettingException">The file is missing, cannot be read with the password, or holds no usable private key.</exception>
     public static TlsSettings FromPfxFile(string path, string? password, X509KeyStorageFlags flags = X509KeyStorageFlags.DefaultKeySet)
     {
         ArgumentNullException.ThrowIfNull(path);
@@ -58,19 +117,23 @@ public sealed class TlsSettings
             throw new InvalidSettingException("ssl.certificate.path", path, "the path of an existing PKCS#12 (.pfx) file");
         }
 
+        X509Certificate2 certificate;
         try
         {
-            var certificate = new X509Certificate2(path, password, flags);
-            return FromCertificate(certificate);
+            certificate = new X509Certificate2(path, password, flags);
         }
-        catch (System.Security.Cryptography.CryptographicException e)
+        catch (CryptographicException e)
         {
             throw new InvalidSettingException("ssl.certificate.path", path, $"a PKCS#12 (.pfx) file readable with the given password ({e.Message})", e);
         }
+
+        return PrivateKeyProblem(certificate) is { } problem
+            ? throw new InvalidSettingException("ssl.certificate.path", path, $"a PKCS#12 (.pfx) file with a usable private key ({problem})")
+            : new TlsSettings(certificate);
     }
 
     /// <summary>Finds the certificate by thumbprint in a certificate store.</summary>
-    /// <exception cref="InvalidSettingException">No certificate with that thumbprint is in the store.</exception>
+    /// <exception cref="InvalidSettingException">No certificate with that thumbprint is in the store, or it has no usable private key.</exception>
     public static TlsSettings FromStore(StoreName storeName, StoreLocation storeLocation, string thumbprint)
     {
         ArgumentNullException.ThrowIfNull(thumbprint);
@@ -82,15 +145,94 @@ public sealed class TlsSettings
             throw new InvalidSettingException("ssl.certificate.thumbprint", thumbprint, $"the thumbprint of a certificate in the {storeLocation}/{storeName} store");
         }
 
-        return FromCertificate(found[0]);
+        return PrivateKeyProblem(found[0]) is { } problem
+            ? throw new InvalidSettingException("ssl.certificate.thumbprint", thumbprint, $"the thumbprint of a certificate with a usable private key ({problem})")
+            : new TlsSettings(found[0]);
     }
 
-    /// <summary>Returns a copy that accepts any server certificate (<c>true</c>) or validates it (<c>false</c>).</summary>
-    public TlsSettings WithSuppressValidation(bool suppress) => new(Certificate, suppress, TargetHost, Protocols);
+    /// <summary>Returns a copy that accepts any peer certificate (<c>true</c>) or validates its chain (<c>false</c>).</summary>
+    public TlsSettings WithSuppressValidation(bool suppress) => new(this) { SuppressValidation = suppress };
+
+    /// <summary>Returns a copy that requires (<c>true</c>) or does without (<c>false</c>) a certificate from both sides.</summary>
+    /// <exception cref="ArgumentException">Turning it on for settings with no <see cref="Certificate"/> to present.</exception>
+    public TlsSettings WithRequireMutualAuthentication(bool require) => require && Certificate is null
+        ? throw new ArgumentException("Mutual authentication needs a certificate to present; these settings have none.", nameof(require))
+        : new(this) { RequireMutualAuthentication = require };
+
+    /// <summary>Returns a copy that refuses (<c>true</c>) or accepts (<c>false</c>) a server certificate for another host name.</summary>
+    public TlsSettings WithValidateHostname(bool validate) => new(this) { ValidateHostname = validate };
+
+    /// <summary>Returns a copy whose peer certificates are judged by <paramref name="validator"/> alone; <c>null</c> restores the built-in checks.</summary>
+    public TlsSettings WithCertificateValidator(Func<X509Certificate2?, X509Chain?, SslPolicyErrors, string, bool>? validator) =>
+        new(this) { CertificateValidator = validator };
 
     /// <summary>Returns a copy that expects <paramref name="targetHost"/> in the server's certificate.</summary>
-    public TlsSettings WithTargetHost(string? targetHost) => new(Certificate, SuppressValidation, targetHost, Protocols);
+    public TlsSettings WithTargetHost(string? targetHost) => new(this) { TargetHost = targetHost };
 
     /// <summary>Returns a copy that allows only <paramref name="protocols"/>.</summary>
-    public TlsSettings WithProtocols(SslProtocols protocols) => new(Certificate, SuppressValidation, TargetHost, protocols);
+    public TlsSettings WithProtocols(SslProtocols protocols) => new(this) { Protocols = protocols };
+
+    /// <summary>
+    /// Judges the certificate a peer presented during a handshake, by <see cref="CertificateValidator"/> if set and
+    /// otherwise by <see cref="SuppressValidation"/> and <see cref="ValidateHostname"/>. For transports that run
+    /// their own <see cref="SslStream"/>, so that they judge peers exactly as framed connections do.
+    /// </summary>
+    /// <param name="certificate">What the peer presented; <c>null</c> if nothing.</param>
+    /// <param name="chain">The chain <see cref="SslStream"/> built.</param>
+    /// <param name="errors">What <see cref="SslStream"/> found wrong.</param>
+    /// <param name="peer">The peer, as text for the refusal.</param>
+    /// <returns><c>null</c> to accept; otherwise why the certificate is refused, in words for a log line.</returns>
+    public string? Judge(X509Certificate? certificate, X509Chain? chain, SslPolicyErrors errors, string peer)
+    {
+        var presented = certificate as X509Certificate2 ?? (certificate is null ? null : new X509Certificate2(certificate));
+        if (CertificateValidator is { } validator)
+        {
+            return validator(presented, chain, errors, peer) ? null : $"the certificate validator refused the certificate of {peer}{Describe(presented)}";
+        }
+
+        if (presented is null)
+        {
+            return $"{peer} presented no certificate";
+        }
+
+        var nameMismatch = errors.HasFlag(SslPolicyErrors.RemoteCertificateNameMismatch);
+        var otherErrors = errors & ~SslPolicyErrors.RemoteCertificateNameMismatch;
+        var reasons = new List<string>();
+        if (otherErrors != SslPolicyErrors.None && !SuppressValidation)
+        {
+            var statuses = chain?.ChainStatus.Where(s => s.Status != X509ChainStatusFlags.NoError)
+                .Select(s => $"{s.Status}: {s.StatusInformation.Trim()}").ToList() ?? [];
+            reasons.Add(statuses.Count > 0 ? $"its chain does not validate ({string.Join("; ", statuses)})" : $"it does not validate ({otherErrors})");
+        }
+
+        if (nameMismatch && ValidateHostname)
+        {
+            reasons.Add($"its names ({presented.GetNameInfo(X509NameType.DnsName, false)}) do not match the host connected to");
+        }
+
+        return reasons.Count == 0 ? null : $"the certificate of {peer} is refused: {string.Join(", and ", reasons)}{Describe(presented)}";
+    }
+
+    private static string Describe(X509Certificate2? certificate) =>
+        certificate is null ? "" : $" (subject {certificate.Subject}, issuer {certificate.Issuer}, thumbprint {certificate.Thumbprint})";
+
+    // What stock Akka.Remote 1.5.74 checks before it listens: a private key, and one this process can use.
+    private static string? PrivateKeyProblem(X509Certificate2 certificate)
+    {
+        if (!certificate.HasPrivateKey)
+        {
+            return "it has no private key";
+        }
+
+        try
+        {
+            using var rsa = certificate.GetRSAPrivateKey();
+            using var ecdsa = certificate.GetECDsaPrivateKey();
+            return rsa is null && ecdsa is null ? "its private key is neither RSA nor ECDSA, or cannot be accessed" : null;
+        }
+        catch (CryptographicException e)
+        {
+            return $"its private key cannot be accessed ({e.Message})";
+        }
+    }
 }

@@ -1,3 +1,5 @@
+using System.Net;
+using System.Net.Security;
 using System.Security.Authentication;
 using System.Security.Cryptography.X509Certificates;
 using FlushBatching.Tcp;
@@ -84,4 +86,136 @@ public sealed class TlsTests : IDisposable
         var wrongPassword = Assert.Throws<InvalidSettingException>(() => TlsSettings.FromPfxFile(_certificate.PfxPath, "wrong"));
         Assert.Equal(_certificate.PfxPath, wrongPassword.Value);
     }
+
+    [Fact]
+    public async Task With_mutual_authentication_a_listener_refuses_a_client_without_a_certificate_saying_why()
+    {
+        using var authority = new TestCertificateAuthority(trusted: true);
+        var server = ConnectionSettings.Default.WithTls(NodeTls(authority.IssueForLoopback()).WithRequireMutualAuthentication(true));
+        await using var loopback = Loopback.Listen(server);
+
+        try
+        {
+            // Under TLS 1.3 the client may finish its side before the server refuses it; either way no connection is accepted.
+            var client = await FramedConnector.ConnectAsync(loopback.EndPoint, ConnectionSettings.Default.WithTls(TlsSettings.ForClient().WithValidateHostname(false)));
+            await client.DisposeAsync();
+        }
+        catch (AuthenticationException)
+        {
+        }
+        catch (IOException)
+        {
+        }
+
+        var rejected = await loopback.WaitRejectedAsync();
+        Assert.Contains("presented no certificate", rejected.Message);
+    }
+
+    [Fact]
+    public async Task With_mutual_authentication_both_sides_present_trusted_certificates_and_frames_flow()
+    {
+        using var authority = new TestCertificateAuthority(trusted: true);
+        var mutual = ConnectionSettings.Default.WithTls(NodeTls(authority.IssueForLoopback()).WithRequireMutualAuthentication(true));
+        await using var loopback = Loopback.Listen(mutual);
+        var (client, server) = await loopback.ConnectAsync(mutual);
+        var received = new FrameCollector();
+        server.Start(received);
+        client.TryWrite([7]);
+        await received.WaitForCountAsync(1);
+        Assert.Empty(loopback.Rejected);
+    }
+
+    [Fact]
+    public async Task A_client_certificate_from_an_untrusted_authority_is_refused_by_a_mutual_listener_saying_why()
+    {
+        using var trusted = new TestCertificateAuthority(trusted: true);
+        using var untrusted = new TestCertificateAuthority(trusted: false);
+        await using var loopback = Loopback.Listen(ConnectionSettings.Default.WithTls(NodeTls(trusted.IssueForLoopback()).WithRequireMutualAuthentication(true)));
+
+        try
+        {
+            var client = await FramedConnector.ConnectAsync(loopback.EndPoint, ConnectionSettings.Default.WithTls(NodeTls(untrusted.IssueForLoopback()).WithRequireMutualAuthentication(true)));
+            await client.DisposeAsync();
+        }
+        catch (AuthenticationException)
+        {
+        }
+        catch (IOException)
+        {
+        }
+
+        var rejected = await loopback.WaitRejectedAsync();
+        Assert.Contains("chain does not validate", rejected.Message);
+        Assert.Contains("PartialChain", rejected.Message);
+    }
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task Hostname_validation_refuses_a_server_certificate_for_another_name_only_when_on(bool validateHostname)
+    {
+        using var authority = new TestCertificateAuthority(trusted: true);
+        await using var loopback = Loopback.Listen(ConnectionSettings.Default.WithTls(NodeTls(authority.Issue("elsewhere.example"))));
+        var client = ConnectionSettings.Default.WithTls(TlsSettings.ForClient().WithValidateHostname(validateHostname));
+
+        if (validateHostname)
+        {
+            var e = await Assert.ThrowsAsync<AuthenticationException>(() => FramedConnector.ConnectAsync(loopback.EndPoint, client));
+            Assert.Contains("elsewhere.example", e.Message);
+            Assert.Contains("do not match", e.Message);
+        }
+        else
+        {
+            await using var connection = await FramedConnector.ConnectAsync(loopback.EndPoint, client);
+        }
+    }
+
+    [Fact]
+    public async Task A_certificate_validator_decides_alone_and_is_shown_the_peer()
+    {
+        using var untrusted = new TestCertificateAuthority(trusted: false);
+        await using var loopback = Loopback.Listen(ConnectionSettings.Default.WithTls(NodeTls(untrusted.IssueForLoopback())));
+        var seen = new List<(string? Subject, SslPolicyErrors Errors, string Peer)>();
+        var accepting = TlsSettings.ForClient().WithCertificateValidator((certificate, _, errors, peer) =>
+        {
+            seen.Add((certificate?.Subject, errors, peer));
+            return true;
+        });
+
+        await using (await FramedConnector.ConnectAsync(loopback.EndPoint, ConnectionSettings.Default.WithTls(accepting)))
+        {
+        }
+
+        var (subject, errors, peer) = Assert.Single(seen);
+        Assert.Equal("CN=localhost", subject);
+        Assert.True(errors.HasFlag(SslPolicyErrors.RemoteCertificateChainErrors));
+        Assert.Equal(loopback.EndPoint.ToString(), peer);
+
+        var refusing = TlsSettings.ForClient().WithSuppressValidation(true).WithCertificateValidator((_, _, _, _) => false);
+        var e = await Assert.ThrowsAsync<AuthenticationException>(() => FramedConnector.ConnectAsync(loopback.EndPoint, ConnectionSettings.Default.WithTls(refusing)));
+        Assert.Contains("validator refused", e.Message);
+    }
+
+    [Fact]
+    public void A_certificate_without_a_private_key_is_refused_at_once()
+    {
+        using var authority = new TestCertificateAuthority(trusted: false);
+        var publicOnly = authority.WithoutPrivateKey(authority.IssueForLoopback());
+
+        var e = Assert.Throws<InvalidSettingException>(() => TlsSettings.FromPfxFile(publicOnly, TestCertificateAuthority.Password));
+        Assert.Equal("ssl.certificate.path", e.Key);
+        Assert.Contains("no private key", e.Message);
+        using var certificate = X509CertificateLoader.LoadPkcs12FromFile(publicOnly, TestCertificateAuthority.Password);
+        Assert.Throws<ArgumentException>(() => TlsSettings.FromCertificate(certificate));
+    }
+
+    [Fact]
+    public void Mutual_authentication_needs_a_certificate_to_present()
+    {
+        Assert.Throws<ArgumentException>(() => TlsSettings.ForClient().WithRequireMutualAuthentication(true));
+        Assert.False(TlsSettings.ForClient().RequireMutualAuthentication);
+        Assert.True(TlsSettings.ForClient().ValidateHostname);
+    }
+
+    private static TlsSettings NodeTls(string pfxPath) => TlsSettings.FromPfxFile(pfxPath, TestCertificateAuthority.Password);
 }
