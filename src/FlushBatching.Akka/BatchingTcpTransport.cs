@@ -90,7 +90,7 @@ public sealed class BatchingTcpTransport : Transport
         try
         {
             var endpoint = await _settings.ConnectableEndPointAsync(remoteAddress).ConfigureAwait(false);
-            connection = await FramedConnector.ConnectAsync(endpoint, _settings.Connection).ConfigureAwait(false);
+            connection = await FramedConnector.ConnectAsync(endpoint, _settings.ConnectionTo(remoteAddress)).ConfigureAwait(false);
         }
         catch (Exception e) when (e is TimeoutException or IOException or SocketException or AuthenticationException)
         {

@@ -3,6 +3,7 @@ using System.Net.Sockets;
 using System.Security.Cryptography.X509Certificates;
 using Akka.Actor;
 using Akka.Configuration;
+using Akka.Event;
 using Akka.Remote.Transport;
 using Akka.Remote.Transport.DotNetty;
 using FlushBatching.Batching;
@@ -26,6 +27,9 @@ internal sealed class BatchingTransportSettings
 
     private const string SslPrefix = "ssl.";
     private const string CertificatePrefix = SslPrefix + "certificate.";
+    private const string SuppressValidationKey = SslPrefix + "suppress-validation";
+    private const string RequireMutualAuthenticationKey = SslPrefix + "require-mutual-authentication";
+    private const string ValidateCertificateHostnameKey = SslPrefix + "validate-certificate-hostname";
     private const string PortsAllowed = "a whole number from 0 to 65535";
 
     private static readonly Dictionary<string, X509KeyStorageFlags> KeyStorageFlags = new()
@@ -73,17 +77,18 @@ internal sealed class BatchingTransportSettings
     /// <summary><c>tcp</c>, or <c>ssl.tcp</c> with TLS: Akka prefixes <c>akka.</c>, so addresses read <c>akka.tcp://system@host:port</c>.</summary>
     public string SchemeIdentifier => EnableSsl ? "ssl.tcp" : "tcp";
 
-    /// <summary>Reads a transport's section for <paramref name="system"/>, with the certificate of its <see cref="DotNettySslSetup"/> if any.</summary>
+    /// <summary>Reads a transport's section for <paramref name="system"/>, with its <see cref="DotNettySslSetup"/> if any.</summary>
     public static BatchingTransportSettings Create(ActorSystem system, Config section)
     {
         var sslSetup = system.Settings.Setup.Get<DotNettySslSetup>();
-        return Create(section, sslSetup.HasValue ? sslSetup.Value : null);
+        return Create(section, sslSetup.HasValue ? sslSetup.Value : null, Logging.GetLogger(system, typeof(BatchingTransportSettings)));
     }
 
     /// <summary>Reads <paramref name="section"/> (the transport's own config section) over <see cref="Reference"/>.</summary>
     /// <param name="section">The section Akka.Remote hands the transport.</param>
-    /// <param name="sslSetup">A certificate given in code through <see cref="DotNettySslSetup"/>, used when the section names none.</param>
-    public static BatchingTransportSettings Create(Config section, DotNettySslSetup? sslSetup = null)
+    /// <param name="sslSetup">TLS given in code through <see cref="DotNettySslSetup"/>; as in stock, it takes the place of the section's <c>ssl</c> keys.</param>
+    /// <param name="log">Where a warning about the settings goes, and the logger a custom certificate validator is given.</param>
+    public static BatchingTransportSettings Create(Config section, DotNettySslSetup? sslSetup = null, ILoggingAdapter? log = null)
     {
         var config = (section ?? Config.Empty).WithFallback(Reference);
         string Read(string key) => config.GetString(key) ?? throw new InvalidSettingException(key, "(missing)", "a value");
@@ -118,7 +123,7 @@ internal sealed class BatchingTransportSettings
 
         if (SettingText.ParseBoolean(EnableSslKey, Read(EnableSslKey)))
         {
-            connection = connection.WithTls(ReadTls(config, Read, sslSetup));
+            connection = connection.WithTls(ReadTls(config, Read, sslSetup, log));
         }
 
         return new BatchingTransportSettings(
@@ -129,6 +134,16 @@ internal sealed class BatchingTransportSettings
             SettingText.ParseBoolean(DnsUseIpv6Key, Read(DnsUseIpv6Key)),
             connection);
     }
+
+    /// <summary>
+    /// The settings for a connection to <paramref name="remote"/>: with TLS, the server's certificate is checked
+    /// against the address's host, as stock does, whatever endpoint the host resolves to.
+    /// </summary>
+    public ConnectionSettings ConnectionTo(Address remote) =>
+        Connection.Tls is { } tls ? Connection.WithTls(tls.WithTargetHost(TargetHost(remote))) : Connection;
+
+    /// <summary>The host name a TLS client expects in the certificate of <paramref name="remote"/>: its host, without IPv6 brackets.</summary>
+    public static string TargetHost(Address remote) => (remote.Host ?? "").Trim('[', ']');
 
     /// <summary>The bound address as Akka names it: the public host and port where given.</summary>
     public Address ListenAddress(string scheme, string systemName, IPEndPoint bound) =>
@@ -188,7 +203,13 @@ internal sealed class BatchingTransportSettings
         $"batching {{ {Connection.Batching} }}, {Connection.Framing}, " +
         $"write-buffer-high-water-mark = {SettingText.FormatSize(Connection.WriteBufferHighWaterMark)}, " +
         $"write-buffer-low-water-mark = {SettingText.FormatSize(Connection.WriteBufferLowWaterMark)}, " +
-        $"enable-ssl = {(EnableSsl ? "on" : "off")}";
+        (Connection.Tls is { } tls
+            ? $"enable-ssl = on, ssl {{ require-mutual-authentication = {OnOff(tls.RequireMutualAuthentication)}, " +
+              $"validate-certificate-hostname = {OnOff(tls.ValidateHostname)}, suppress-validation = {OnOff(tls.SuppressValidation)}" +
+              $"{(tls.CertificateValidator is null ? "" : ", custom validator")} }}"
+            : "enable-ssl = off");
+
+    private static string OnOff(bool value) => value ? "on" : "off";
 
     private static long ReadWaterMark(Config config, string key)
     {
@@ -202,13 +223,34 @@ internal sealed class BatchingTransportSettings
         return port is >= 0 and <= 65535 ? (int)port : throw new InvalidSettingException(key, value, PortsAllowed);
     }
 
-    private static TlsSettings ReadTls(Config config, Func<string, string> read, DotNettySslSetup? sslSetup)
+    private static TlsSettings ReadTls(Config config, Func<string, string> read, DotNettySslSetup? sslSetup, ILoggingAdapter? log)
     {
-        var suppressKey = SslPrefix + "suppress-validation";
-        var suppressValidation = SettingText.ParseBoolean(suppressKey, read(suppressKey));
-        var byThumbprint = SettingText.ParseBoolean(CertificatePrefix + "use-thumbprint-over-file", read(CertificatePrefix + "use-thumbprint-over-file"));
-        var path = read(CertificatePrefix + "path");
+        if (sslSetup is not null)
+        {
+            // As stock 1.5.74: a certificate given in code wins over the section, whose ssl keys are then ignored.
+            if (!string.IsNullOrWhiteSpace(read(CertificatePrefix + "path")) || !string.IsNullOrWhiteSpace(read(CertificatePrefix + "thumbprint")))
+            {
+                log?.Warning("Both DotNettySslSetup and HOCON SSL configuration are present. DotNettySslSetup takes precedence and HOCON SSL settings will be ignored.");
+            }
 
+            TlsSettings fromSetup;
+            try
+            {
+                fromSetup = TlsSettings.FromCertificate(sslSetup.Certificate);
+            }
+            catch (ArgumentException e)
+            {
+                throw new InvalidSettingException(nameof(DotNettySslSetup) + "." + nameof(DotNettySslSetup.Certificate), sslSetup.Certificate.Subject, $"a certificate with a usable private key ({e.Message})", e);
+            }
+
+            return Judging(fromSetup, sslSetup.SuppressValidation, sslSetup.RequireMutualAuthentication, sslSetup.ValidateCertificateHostname, sslSetup.CustomValidator, log);
+        }
+
+        // Plain values first, so that a typo is named even when the certificate would not load either.
+        var suppressValidation = SettingText.ParseBoolean(SuppressValidationKey, read(SuppressValidationKey));
+        var requireMutualAuthentication = SettingText.ParseBoolean(RequireMutualAuthenticationKey, read(RequireMutualAuthenticationKey));
+        var validateHostname = SettingText.ParseBoolean(ValidateCertificateHostnameKey, read(ValidateCertificateHostnameKey));
+        var byThumbprint = SettingText.ParseBoolean(CertificatePrefix + "use-thumbprint-over-file", read(CertificatePrefix + "use-thumbprint-over-file"));
         TlsSettings tls;
         if (byThumbprint)
         {
@@ -220,21 +262,27 @@ internal sealed class BatchingTransportSettings
 
             tls = TlsSettings.FromStore(ParseStoreName(read(CertificatePrefix + "store-name")), ParseStoreLocation(read(CertificatePrefix + "store-location")), thumbprint);
         }
-        else if (string.IsNullOrWhiteSpace(path) && sslSetup is not null)
-        {
-            return TlsSettings.FromCertificate(sslSetup.Certificate)
-                .WithSuppressValidation(sslSetup.SuppressValidation)
-                .WithTargetHost(sslSetup.Certificate.GetNameInfo(X509NameType.DnsName, false));
-        }
         else
         {
-            tls = TlsSettings.FromPfxFile(path, read(CertificatePrefix + "password"), ParseFlags(config.GetStringList(CertificatePrefix + "flags")));
+            tls = TlsSettings.FromPfxFile(read(CertificatePrefix + "path"), read(CertificatePrefix + "password"), ParseFlags(config.GetStringList(CertificatePrefix + "flags")));
         }
 
-        // Like stock, a connector expects the peer to present a certificate for the same name as its own.
-        return tls
-            .WithSuppressValidation(suppressValidation)
-            .WithTargetHost(tls.Certificate?.GetNameInfo(X509NameType.DnsName, false));
+        return Judging(tls, suppressValidation, requireMutualAuthentication, validateHostname, customValidator: null, log);
+    }
+
+    // How a peer's certificate is judged, as stock 1.5.74 does: the host connected to is the Akka address's host
+    // (the connector passes it), and a custom validator from DotNettySslSetup decides alone, with Akka's logger.
+    private static TlsSettings Judging(
+        TlsSettings tls, bool suppressValidation, bool requireMutualAuthentication, bool validateHostname,
+        CertificateValidationCallback? customValidator, ILoggingAdapter? log)
+    {
+        tls = tls.WithSuppressValidation(suppressValidation)
+            .WithRequireMutualAuthentication(requireMutualAuthentication)
+            .WithValidateHostname(validateHostname);
+        var logger = log ?? NoLogger.Instance;
+        return customValidator is null
+            ? tls
+            : tls.WithCertificateValidator((certificate, chain, errors, peer) => customValidator(certificate, chain, peer, errors, logger));
     }
 
     private static StoreName ParseStoreName(string value)

@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Security;
 using System.Net.Sockets;
+using System.Security.Cryptography.X509Certificates;
 using Akka.Actor;
 using Akka.Configuration;
 using Akka.Event;
@@ -181,11 +182,7 @@ public sealed class DotNettyBatchingTransport : Transport
         var pipeline = channel.Pipeline;
         if (connection.Tls is { } tls)
         {
-            pipeline.AddLast("tls", remote is null
-                ? TlsHandler.Server(tls.Certificate)
-                : new TlsHandler(
-                    stream => new SslStream(stream, true, tls.SuppressValidation ? static (_, _, _, _) => true : null),
-                    new ClientTlsSettings(tls.TargetHost ?? remote.Host)));
+            pipeline.AddLast("tls", TlsHandlerFor(tls, channel, remote));
         }
 
         var framing = connection.Framing;
@@ -204,6 +201,34 @@ public sealed class DotNettyBatchingTransport : Transport
         {
             _ = AnnounceAsync(handler);
         }
+    }
+
+    // The handshake as BatchingTcpTransport's core does it, peers judged by the same TlsSettings.Judge; DotNetty's
+    // TlsHandler runs it. A refusal is logged with its reason here, where it is known.
+    private TlsHandler TlsHandlerFor(FlushBatching.Tcp.TlsSettings tls, IChannel channel, Address? remote)
+    {
+        bool Validate(object sender, X509Certificate? certificate, X509Chain? chain, SslPolicyErrors errors)
+        {
+            var refusal = tls.Judge(certificate, chain, errors, remote?.ToString() ?? channel.RemoteAddress?.ToString() ?? "the peer");
+            if (refusal is not null)
+            {
+                Log.Warning("TLS handshake refused: {0}", refusal);
+            }
+
+            return refusal is null;
+        }
+
+        if (remote is null)
+        {
+            return tls.RequireMutualAuthentication
+                ? new TlsHandler(stream => new SslStream(stream, true, Validate), new ServerTlsSettings(tls.Certificate, negotiateClientCertificate: true))
+                : TlsHandler.Server(tls.Certificate);
+        }
+
+        var own = tls.RequireMutualAuthentication ? tls.Certificate : null;
+        return new TlsHandler(
+            stream => new SslStream(stream, true, Validate, own is null ? null : (_, _, _, _, _) => own),
+            new ClientTlsSettings(BatchingTransportSettings.TargetHost(remote)));
     }
 
     private async Task AnnounceAsync(DotNettyAssociationHandler handler)

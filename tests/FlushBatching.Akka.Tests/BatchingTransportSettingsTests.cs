@@ -1,5 +1,9 @@
 using Akka.Configuration;
 using Akka.Configuration.Hocon;
+using Akka.Remote;
+using Akka.Remote.Transport.DotNetty;
+using System.Security.Cryptography.X509Certificates;
+using FlushBatching.Tests.Support;
 using FlushBatching.Batching;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
@@ -38,15 +42,11 @@ public sealed class BatchingTransportSettingsTests
                 "hostname", "public-hostname", "port", "public-port", "dns-use-ipv6", "enable-ssl",
                 "ssl.certificate.path", "ssl.certificate.password", "ssl.certificate.use-thumbprint-over-file",
                 "ssl.certificate.thumbprint", "ssl.certificate.store-name", "ssl.certificate.store-location",
-                "ssl.certificate.flags", "ssl.suppress-validation",
+                "ssl.certificate.flags", "ssl.suppress-validation", "ssl.require-mutual-authentication",
+                "ssl.validate-certificate-hostname",
             ]);
 
         Assert.Equal(string.Join(" ", expected.Order()), string.Join(" ", keys.Order()));
-
-        static IEnumerable<string> Flatten(IDictionary<string, HoconValue> items, string prefix) =>
-            items.SelectMany(item => item.Value.IsObject()
-                ? Flatten(item.Value.GetObject().Items, prefix + item.Key + ".")
-                : [prefix + item.Key]);
     }
 
     [Fact]
@@ -129,6 +129,8 @@ public sealed class BatchingTransportSettingsTests
     [InlineData("enable-ssl = on\nssl.certificate.use-thumbprint-over-file = perhaps", "ssl.certificate.use-thumbprint-over-file", "perhaps")]
     [InlineData("enable-ssl = on\nssl.certificate { path = x.pfx, flags = [exportable, shiny] }", "ssl.certificate.flags", "shiny")]
     [InlineData("enable-ssl = on\nssl.suppress-validation = sometimes", "ssl.suppress-validation", "sometimes")]
+    [InlineData("enable-ssl = on\nssl.require-mutual-authentication = 2", "ssl.require-mutual-authentication", "2")]
+    [InlineData("enable-ssl = on\nssl.validate-certificate-hostname = strict", "ssl.validate-certificate-hostname", "strict")]
     [InlineData("dns-use-ipv6 = maybe", "dns-use-ipv6", "maybe")]
     public void A_bad_value_is_refused_naming_the_key_and_the_value(string hocon, string key, string value)
     {
@@ -137,4 +139,89 @@ public sealed class BatchingTransportSettingsTests
         Assert.Equal(key, e.Key);
         Assert.Equal(value, e.Value);
     }
+
+    [Fact]
+    public void Reference_conf_agrees_with_stock_Akka_Remote_on_every_key_both_have_but_the_water_marks()
+    {
+        using var stream = typeof(RemoteSettings).Assembly.GetManifestResourceStream("Akka.Remote.Configuration.Remote.conf")!;
+        using var reader = new StreamReader(stream);
+        var stock = ConfigurationFactory.ParseString(reader.ReadToEnd()).GetConfig("akka.remote.dot-netty.tcp");
+        var ours = BatchingTransportSettings.Reference;
+        var shared = Flatten(ours.Root.GetObject().Items, "")
+            .Where(key => stock.HasPath(key) && key is not (ConnectionSettings.HighWaterMarkKey or ConnectionSettings.LowWaterMarkKey))
+            .ToList();
+
+        Assert.Contains("ssl.require-mutual-authentication", shared);
+        Assert.Contains("ssl.validate-certificate-hostname", shared);
+        Assert.All(shared, key => Assert.True(
+            Normalize(stock.GetString(key)) == Normalize(ours.GetString(key)),
+            $"{key}: stock {stock.GetString(key)}, ours {ours.GetString(key)}"));
+
+        // HOCON writes one value several ways: on/true, 15 s/15s.
+        static string Normalize(string? value) => (value ?? "").Replace(" ", "") switch
+        {
+            "on" or "yes" => "true",
+            "off" or "no" => "false",
+            var other => other,
+        };
+    }
+
+    [Fact]
+    public void Tls_defaults_are_those_of_stock_1_5_74_mutual_authentication_on_and_host_names_unchecked()
+    {
+        using var authority = new TestCertificateAuthority(trusted: false);
+        var tls = BatchingTransportSettings.Create(ConfigurationFactory.ParseString(SslSection(authority.IssueForLoopback()))).Connection.Tls!;
+
+        Assert.True(tls.RequireMutualAuthentication);
+        Assert.False(tls.ValidateHostname);
+        Assert.False(tls.SuppressValidation);
+        Assert.Null(tls.CertificateValidator);
+
+        var overridden = BatchingTransportSettings.Create(ConfigurationFactory.ParseString(SslSection(authority.IssueForLoopback()) +
+            "\nssl { require-mutual-authentication = off, validate-certificate-hostname = on, suppress-validation = on }")).Connection.Tls!;
+        Assert.False(overridden.RequireMutualAuthentication);
+        Assert.True(overridden.ValidateHostname);
+        Assert.True(overridden.SuppressValidation);
+    }
+
+    [Fact]
+    public void A_DotNettySslSetup_takes_the_place_of_the_section_ssl_keys_as_in_stock()
+    {
+        using var authority = new TestCertificateAuthority(trusted: false);
+        using var certificate = X509CertificateLoader.LoadPkcs12FromFile(authority.IssueForLoopback(), TestCertificateAuthority.Password);
+        var calls = 0;
+        var setup = new DotNettySslSetup(certificate, suppressValidation: true, requireMutualAuthentication: false, validateCertificateHostname: true,
+            customValidator: (_, _, _, _, _) => ++calls > 0);
+
+        // The section names a file that does not exist: stock ignores it when a setup is given, and so does this transport.
+        var tls = BatchingTransportSettings.Create(
+            ConfigurationFactory.ParseString("enable-ssl = on\nssl.certificate.path = /nonexistent.pfx\nssl.require-mutual-authentication = on"), setup).Connection.Tls!;
+
+        Assert.Same(certificate, tls.Certificate);
+        Assert.True(tls.SuppressValidation);
+        Assert.False(tls.RequireMutualAuthentication);
+        Assert.True(tls.ValidateHostname);
+        Assert.True(tls.CertificateValidator!(null, null, System.Net.Security.SslPolicyErrors.None, "peer"));
+        Assert.Equal(1, calls);
+    }
+
+    [Fact]
+    public void A_certificate_without_a_private_key_stops_the_settings_naming_the_key()
+    {
+        using var authority = new TestCertificateAuthority(trusted: false);
+        var publicOnly = authority.WithoutPrivateKey(authority.IssueForLoopback());
+
+        var e = Assert.Throws<InvalidSettingException>(() => BatchingTransportSettings.Create(ConfigurationFactory.ParseString(SslSection(publicOnly))));
+
+        Assert.Equal("ssl.certificate.path", e.Key);
+        Assert.Contains("private key", e.Message);
+    }
+
+    private static string SslSection(string pfxPath) =>
+        $"enable-ssl = on\nssl.certificate {{ path = \"{pfxPath}\", password = \"{TestCertificateAuthority.Password}\" }}";
+
+    private static IEnumerable<string> Flatten(IDictionary<string, HoconValue> items, string prefix) =>
+        items.SelectMany(item => item.Value.IsObject()
+            ? Flatten(item.Value.GetObject().Items, prefix + item.Key + ".")
+            : [prefix + item.Key]);
 }

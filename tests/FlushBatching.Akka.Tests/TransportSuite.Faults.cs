@@ -8,7 +8,7 @@ using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;
 
-/// <summary>Bad input from peers and from configuration, and TLS.</summary>
+/// <summary>Bad input from peers and from configuration.</summary>
 public abstract partial class TransportSuite
 {
     public static TheoryData<string, byte[]> BadInputs => new()
@@ -61,43 +61,6 @@ public abstract partial class TransportSuite
         Assert.Contains(key, messages);
         Assert.Contains(value, messages);
     }
-
-    [Fact]
-    public async Task With_tls_messages_flow_under_the_ssl_scheme()
-    {
-        using var certificate = new SelfSignedCertificate();
-        var tls = Tls(certificate, suppressValidation: true);
-        await using var a = Node.Start("client", TransportClass, tls);
-        await using var b = Node.Start("server", TransportClass, tls);
-        b.System.ActorOf(Props.Create<Echo>(), "echo");
-        var echo = await b.Resolve(a, "echo");
-
-        Assert.Equal("akka.ssl.tcp", b.Address.Protocol);
-        Assert.Equal("secret", await echo.Ask<string>("secret", AskTimeout));
-    }
-
-    [Fact]
-    public async Task A_client_that_rejects_the_certificate_gets_a_clear_error_and_no_association()
-    {
-        using var certificate = new SelfSignedCertificate();
-        await using var a = Node.Start("client", TransportClass, Tls(certificate, suppressValidation: false));
-        await using var b = Node.Start("server", TransportClass, Tls(certificate, suppressValidation: true));
-        b.System.ActorOf(Props.Create<Echo>(), "echo");
-
-        var selection = a.System.ActorSelection(new RootActorPath(b.Address) / "user" / "echo");
-        await Assert.ThrowsAnyAsync<Exception>(() => selection.ResolveOne(TimeSpan.FromSeconds(3)));
-        await Poll.Until(
-            () => a.Logs.Any(e => e.LogLevel() >= LogLevel.WarningLevel && e.ToString().Contains("certificate", StringComparison.OrdinalIgnoreCase)),
-            "a warning naming the certificate on the client");
-    }
-
-    private static string Tls(SelfSignedCertificate certificate, bool suppressValidation) => $$"""
-        enable-ssl = on
-        ssl {
-          certificate { path = "{{certificate.PfxPath}}", password = "{{SelfSignedCertificate.Password}}" }
-          suppress-validation = {{(suppressValidation ? "on" : "off")}}
-        }
-        """;
 
     private static byte[] LengthPrefix(int length)
     {

@@ -1,0 +1,143 @@
+using Akka.Actor;
+using Akka.Event;
+using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Tests.Support;
+
+namespace FlushBatching.Akka.Tests;
+
+/// <summary>
+/// TLS as stock Akka.Remote 1.5.74 does it, each case against a stock node: mutual authentication by default, host
+/// names checked only when asked, untrusted chains refused with a log line saying why.
+/// </summary>
+public abstract partial class TransportSuite
+{
+    private static readonly TimeSpan RefusedWithin = TimeSpan.FromSeconds(3);
+
+    [Fact]
+    public async Task With_tls_messages_flow_under_the_ssl_scheme()
+    {
+        using var certificate = new SelfSignedCertificate();
+        var tls = Tls(certificate.PfxPath, "suppress-validation = on");
+        await using var a = Node.Start("client", TransportClass, tls);
+        await using var b = Node.Start("server", TransportClass, tls);
+        b.System.ActorOf(Props.Create<Echo>(), "echo");
+        var echo = await b.Resolve(a, "echo");
+
+        Assert.Equal("akka.ssl.tcp", b.Address.Protocol);
+        Assert.Equal("secret", await echo.Ask<string>("secret", AskTimeout));
+    }
+
+    [Fact]
+    public async Task A_client_that_rejects_the_certificate_gets_a_clear_error_and_no_association()
+    {
+        using var certificate = new SelfSignedCertificate();
+        await using var a = Node.Start("client", TransportClass, Tls(certificate.PfxPath, "suppress-validation = off"));
+        await using var b = Node.Start("server", TransportClass, Tls(certificate.PfxPath, "suppress-validation = on"));
+
+        await AssertNoAssociation(a, b);
+        await Poll.Until(
+            () => a.Logs.Any(e => e.LogLevel() >= LogLevel.WarningLevel && e.ToString().Contains("certificate", StringComparison.OrdinalIgnoreCase)),
+            "a warning naming the certificate on the client");
+    }
+
+    [Theory]
+    [MemberData(nameof(Peers))]
+    public async Task Mutual_tls_with_default_settings_carries_messages_with_stock_both_ways(string client, string server)
+    {
+        using var authority = new TestCertificateAuthority(trusted: true);
+        await using var a = Node.Start("client", ClassOf(client), Tls(authority.IssueForLoopback()));
+        await using var b = Node.Start("server", ClassOf(server), Tls(authority.IssueForLoopback()));
+        b.System.ActorOf(Props.Create<Echo>(), "echo");
+
+        var echo = await b.Resolve(a, "echo");
+
+        Assert.Equal("mutual", await echo.Ask<string>("mutual", AskTimeout));
+    }
+
+    [Theory]
+    [InlineData("under-test", "stock")]
+    [InlineData("stock", "under-test")]
+    public async Task A_tls_client_without_a_certificate_is_refused_by_default_and_served_with_mutual_authentication_off(string client, string server)
+    {
+        using var authority = new TestCertificateAuthority(trusted: true);
+        var anonymous = Tls(authority.IssueForLoopback(), "require-mutual-authentication = off");
+
+        await using (var a = Node.Start("client", ClassOf(client), anonymous))
+        await using (var b = Node.Start("server", ClassOf(server), Tls(authority.IssueForLoopback())))
+        {
+            await AssertNoAssociation(a, b);
+            if (server == "under-test")
+            {
+                await Poll.Until(() => b.Logs.Any(e => e.ToString().Contains("presented no certificate")), "the server to log that the client presented no certificate");
+            }
+        }
+
+        await using (var a = Node.Start("client", ClassOf(client), anonymous))
+        await using (var b = Node.Start("server", ClassOf(server), anonymous))
+        {
+            b.System.ActorOf(Props.Create<Echo>(), "echo");
+            var echo = await b.Resolve(a, "echo");
+            Assert.Equal("anonymous", await echo.Ask<string>("anonymous", AskTimeout));
+        }
+    }
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task Host_name_validation_refuses_a_stock_server_certificate_for_another_name_only_when_on(bool validate)
+    {
+        using var authority = new TestCertificateAuthority(trusted: true);
+        await using var a = Node.Start("client", TransportClass, Tls(authority.IssueForLoopback(), $"validate-certificate-hostname = {(validate ? "on" : "off")}"));
+        await using var b = Node.Start("server", Node.Stock, Tls(authority.Issue("elsewhere.example")));
+        b.System.ActorOf(Props.Create<Echo>(), "echo");
+
+        if (validate)
+        {
+            await AssertNoAssociation(a, b);
+            await Poll.Until(() => a.Logs.Any(e => e.LogLevel() >= LogLevel.WarningLevel && e.ToString().Contains("do not match")), "the client to log the name mismatch");
+        }
+        else
+        {
+            var echo = await b.Resolve(a, "echo");
+            Assert.Equal("any name", await echo.Ask<string>("any name", AskTimeout));
+        }
+    }
+
+    [Fact]
+    public async Task A_stock_server_certificate_from_an_untrusted_authority_is_refused_with_a_log_line_naming_why()
+    {
+        using var trusted = new TestCertificateAuthority(trusted: true);
+        using var untrusted = new TestCertificateAuthority(trusted: false);
+        await using var a = Node.Start("client", TransportClass, Tls(trusted.IssueForLoopback()));
+        await using var b = Node.Start("server", Node.Stock, Tls(untrusted.IssueForLoopback()));
+
+        await AssertNoAssociation(a, b);
+        await Poll.Until(() => a.Logs.Any(e => e.LogLevel() >= LogLevel.WarningLevel && e.ToString().Contains("PartialChain")), "the client to log the untrusted chain");
+    }
+
+    [Fact]
+    public async Task A_stock_client_certificate_from_an_untrusted_authority_is_refused_with_a_log_line_naming_why()
+    {
+        using var trusted = new TestCertificateAuthority(trusted: true);
+        using var untrusted = new TestCertificateAuthority(trusted: false);
+        await using var a = Node.Start("client", Node.Stock, Tls(untrusted.IssueForLoopback(), "suppress-validation = on"));
+        await using var b = Node.Start("server", TransportClass, Tls(trusted.IssueForLoopback()));
+
+        await AssertNoAssociation(a, b);
+        await Poll.Until(() => b.Logs.Any(e => e.LogLevel() >= LogLevel.WarningLevel && e.ToString().Contains("PartialChain")), "the server to log the untrusted chain");
+    }
+
+    private static async Task AssertNoAssociation(Node client, Node server)
+    {
+        var selection = client.System.ActorSelection(new RootActorPath(server.Address) / "user" / "echo");
+        await Assert.ThrowsAnyAsync<Exception>(() => selection.ResolveOne(RefusedWithin));
+    }
+
+    private static string Tls(string pfxPath, string ssl = "") => $$"""
+        enable-ssl = on
+        ssl {
+          certificate { path = "{{pfxPath}}", password = "{{TestCertificateAuthority.Password}}" }
+          {{ssl}}
+        }
+        """;
+}
