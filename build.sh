@@ -40,6 +40,30 @@ check_package() {
   echo "packed $(basename "$package"): README, license expression and XML docs present"
 }
 
+# RemotePingPong across two processes: a server in the background, a client against the address it prints.
+smoke_two_processes() {
+  local dll=benchmarks/RemotePingPong/bin/$configuration/net10.0/RemotePingPong.dll log server address
+  log=$(mktemp)
+  dotnet "$dll" --role server --port 0 >"$log" 2>&1 &
+  server=$!
+  trap 'kill "$server" 2>/dev/null || true' RETURN
+  for _ in $(seq 1 60); do
+    address=$(grep -Eo 'server at akka\.tcp://[^ ]+' "$log" | sed 's/server at //' || true)
+    [[ -n "$address" ]] && break
+    sleep 1
+  done
+  if [[ -z "$address" ]]; then
+    cat "$log" >&2
+    echo "error: the RemotePingPong server printed no address" >&2
+    exit 1
+  fi
+  dotnet "$dll" --role client --server "$address" --transport flushbatching,stock --clients 2 --messages 2000
+  kill -TERM "$server"
+  wait "$server"
+  grep -q 'server stopped' "$log" || { cat "$log" >&2; echo "error: the RemotePingPong server did not stop on SIGTERM" >&2; exit 1; }
+  rm -f "$log"
+}
+
 case "$command" in
   test)
     # Restore once, and treat any NuGet warning as a failure: a version the source lacks must be pinned, not guessed.
@@ -72,6 +96,7 @@ case "$command" in
     dotnet run -c "$configuration" --no-build --project benchmarks/FlushBatching.Benchmarks -- \
       --filter '*FlushPolicy*' '*Framing*' --job dry --inProcess --artifacts "$artifacts/benchmarks"
     dotnet run -c "$configuration" --no-build --project benchmarks/RemotePingPong -- --clients 1 --messages 2000 --latency --round-trips 200
+    smoke_two_processes
     dotnet run -c "$configuration" --no-build --project benchmarks/FlushBatching.Akka.Benchmarks -- \
       --filter '*' --job dry --inProcess --artifacts "$artifacts/benchmarks"
 

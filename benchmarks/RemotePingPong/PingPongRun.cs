@@ -5,22 +5,49 @@ using Akka.Remote;
 
 namespace RemotePingPong;
 
-/// <summary>Runs one row: two fresh ActorSystems on 127.0.0.1 over the transport, clients against remote-deployed echoes.</summary>
+/// <summary>
+/// Runs one row: a fresh client ActorSystem in this process and a fresh echo system from the <see cref="EchoHost"/>
+/// (in this process or a server process), clients against echoes remote-deployed into it.
+/// </summary>
 internal static class PingPongRun
 {
     public const int InFlight = 50;
 
     private static readonly TimeSpan RowTimeout = TimeSpan.FromMinutes(10);
 
+    /// <summary>The client side's bind address; the server role must be able to reach it when it runs elsewhere.</summary>
+    public static string ClientHostname { get; set; } = "127.0.0.1";
+
+    /// <summary>A node's configuration on <paramref name="transport"/>, bound to <paramref name="hostname"/> on a free port.</summary>
+    public static Config Config(TransportUnderTest transport, string hostname, string publicHostname) => ConfigurationFactory.ParseString($$"""
+        akka {
+          # Every message is checked by the benchmark itself; Akka would only log the disassociations of shutdown.
+          loglevel = OFF
+          stdout-loglevel = OFF
+          actor.provider = remote
+          remote.dot-netty.tcp {
+            hostname = "{{hostname}}"
+            public-hostname = "{{publicHostname}}"
+            port = 0
+            transport-class = "{{transport.TransportClass}}"
+            {{transport.Section}}
+          }
+        }
+        """);
+
     /// <exception cref="TimeoutException">Messages did not all come back: the run must fail.</exception>
-    public static async Task<RowResult> ThroughputAsync(TransportUnderTest transport, int clients, int messages, int payload, FrameCounter counter)
+    public static async Task<RowResult> ThroughputAsync(
+        EchoHost echoes, TransportUnderTest transport, int clients, int messages, int payload, FrameCounter counter)
     {
-        var (clientSystem, echoSystem) = Start(transport);
+        var echoAddress = await echoes.StartAsync(transport);
+        var clientSystem = StartClients(transport);
         try
         {
             var done = Enumerable.Range(0, clients).Select(_ => new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).ToArray();
-            var pingers = await Deploy(clientSystem, echoSystem, clients, i => (messages, InFlight, done[i], null), payload);
+            var pingers = await Deploy(clientSystem, echoAddress, clients, i => (messages, InFlight, done[i], null), payload);
+            await echoes.BeginRowAsync();
             var before = counter.Take();
+            var costBefore = ProcessCost.Now();
             var started = Stopwatch.GetTimestamp();
             foreach (var pinger in pingers)
             {
@@ -29,7 +56,13 @@ internal static class PingPongRun
 
             await WhenAllBack(done, $"{transport.Name} at {clients} clients");
             var elapsed = Stopwatch.GetElapsedTime(started);
+            var cost = ProcessCost.Now().Since(costBefore);
             var counted = counter.Take().Since(before);
+            var echoCost = await echoes.EndRowAsync();
+            if (echoCost is not null)
+            {
+                cost = cost.Plus(echoCost);
+            }
 
             var total = 2L * clients * messages;
             return new RowResult(
@@ -38,6 +71,12 @@ internal static class PingPongRun
                 total,
                 total / elapsed.TotalSeconds,
                 elapsed.TotalMilliseconds,
+                cost.CpuMs * 1000 / total,
+                (double)cost.AllocatedBytes / total,
+                cost.Gen0,
+                cost.Gen1,
+                cost.Gen2,
+                echoCost is null ? 1 : 2,
                 transport.IsFlushBatching ? counted.Frames : null,
                 transport.IsFlushBatching ? counted.Sends : null,
                 transport.IsFlushBatching && counted.Sends > 0 ? (double)counted.Frames / counted.Sends : null,
@@ -46,19 +85,22 @@ internal static class PingPongRun
         }
         finally
         {
-            await Stop(clientSystem, echoSystem);
+            // One after the other: the client side leaves first, so neither side reports the other vanishing mid-write.
+            await clientSystem.Terminate();
+            await echoes.StopAsync();
         }
     }
 
     /// <exception cref="TimeoutException">A message did not come back.</exception>
-    public static async Task<LatencyResult> LatencyAsync(TransportUnderTest transport, int roundTrips, int payload)
+    public static async Task<LatencyResult> LatencyAsync(EchoHost echoes, TransportUnderTest transport, int roundTrips, int payload)
     {
-        var (clientSystem, echoSystem) = Start(transport);
+        var echoAddress = await echoes.StartAsync(transport);
+        var clientSystem = StartClients(transport);
         try
         {
             var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
             var ticks = new long[roundTrips];
-            var pingers = await Deploy(clientSystem, echoSystem, 1, _ => (roundTrips, 1, done, ticks), payload);
+            var pingers = await Deploy(clientSystem, echoAddress, 1, _ => (roundTrips, 1, done, ticks), payload);
             pingers[0].Tell(PingClient.Begin);
             await WhenAllBack([done], $"{transport.Name} latency");
 
@@ -67,44 +109,21 @@ internal static class PingPongRun
         }
         finally
         {
-            await Stop(clientSystem, echoSystem);
+            await clientSystem.Terminate();
+            await echoes.StopAsync();
         }
     }
 
-    private static async Task Stop(ActorSystem clientSystem, ActorSystem echoSystem)
-    {
-        // One after the other: the client side leaves first, so neither side reports the other vanishing mid-write.
-        await clientSystem.Terminate();
-        await echoSystem.Terminate();
-    }
-
-    private static (ActorSystem Clients, ActorSystem Echoes) Start(TransportUnderTest transport)
-    {
-        var config = ConfigurationFactory.ParseString($$"""
-            akka {
-              # Every message is checked by the benchmark itself; Akka would only log the disassociations of shutdown.
-              loglevel = OFF
-              stdout-loglevel = OFF
-              actor.provider = remote
-              remote.dot-netty.tcp {
-                hostname = 127.0.0.1
-                port = 0
-                transport-class = "{{transport.TransportClass}}"
-                {{transport.Section}}
-              }
-            }
-            """);
-        return (ActorSystem.Create("pingpong-clients", config), ActorSystem.Create("pingpong-echoes", config));
-    }
+    private static ActorSystem StartClients(TransportUnderTest transport) =>
+        ActorSystem.Create("pingpong-clients", Config(transport, ClientHostname, ""));
 
     private static async Task<IActorRef[]> Deploy(
         ActorSystem clientSystem,
-        ActorSystem echoSystem,
+        Address echoAddress,
         int clients,
         Func<int, (int Messages, int InFlight, TaskCompletionSource Done, long[]? Ticks)> client,
         int payload)
     {
-        var echoAddress = ((ExtendedActorSystem)echoSystem).Provider.DefaultAddress;
         var pingers = new IActorRef[clients];
         for (var i = 0; i < clients; i++)
         {

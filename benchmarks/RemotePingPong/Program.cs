@@ -1,4 +1,5 @@
 using System.CommandLine;
+using Akka.Actor;
 using System.Runtime.InteropServices;
 using System.Text.Json;
 using FlushBatching;
@@ -6,6 +7,8 @@ using FlushBatching.Batching;
 using FlushBatching.Benchmarks.Shared;
 using FlushBatching.Tcp;
 using RemotePingPong;
+
+const int WarmUpClients = 5;
 
 var transportOption = ListOptions.Words(
     "--transport", "Transports to run, interleaved row by row (comma-separated).", TransportUnderTest.Names, TransportUnderTest.Names);
@@ -26,16 +29,47 @@ var sweepOption = new Option<bool>("--sweep") { Description = "Tune: run flushba
 var sweepWritesOption = ListOptions.Values("--max-pending-writes", "Sweep values of batching.max-pending-writes (default 10,30,100).");
 var sweepBytesOption = ListOptions.Values("--max-pending-bytes", "Sweep values of batching.max-pending-bytes (default 16k,64k).");
 var sweepIntervalOption = ListOptions.Values("--flush-interval", "Sweep values of batching.flush-interval (default 40ms).");
+var roleOption = new Option<string>("--role")
+{
+    Description = "local: both ActorSystems in this process (the default). server: serve echo systems to clients in other processes or on other hosts, until Ctrl+C. client: run the rows against a server (--server).",
+    DefaultValueFactory = _ => "local",
+};
+roleOption.AcceptOnlyFromAmong("local", "server", "client");
+var serverOption = new Option<string?>("--server") { Description = "With --role client: the address the server printed, such as akka.tcp://pingpong-server@10.0.0.5:4055." };
+var serverTransportOption = new Option<string?>("--server-transport")
+{
+    Description = $"With --role client: the transport of the server's echo systems for every row ({string.Join(", ", TransportUnderTest.Names)}); by default the same as the clients' row by row.",
+};
+serverTransportOption.AcceptOnlyFromAmong(TransportUnderTest.Names);
+var hostnameOption = new Option<string>("--hostname") { Description = "The address this process binds (both roles); another host must reach it.", DefaultValueFactory = _ => "127.0.0.1" };
+var publicHostnameOption = new Option<string>("--public-hostname") { Description = "The address others reach this process by, when it differs from --hostname (such as --hostname 0.0.0.0).", DefaultValueFactory = _ => "" };
+var portOption = new Option<int>("--port") { Description = "With --role server: the port clients reach the server on.", DefaultValueFactory = _ => 4055 };
 
 var root = new RootCommand(
     "RemotePingPong: two ActorSystems on 127.0.0.1, remote-deployed echo actors and as many local clients, each keeping 50 messages in flight. msgs/sec = 2 x clients x messages / elapsed. Every message must come back, or the run fails.")
 {
     transportOption, clientsOption, messagesOption, repeatOption, payloadOption, setOption, latencyOption, roundTripsOption, quickOption, jsonOption,
-    sweepOption, sweepWritesOption, sweepBytesOption, sweepIntervalOption,
+    sweepOption, sweepWritesOption, sweepBytesOption, sweepIntervalOption, roleOption, serverOption, serverTransportOption, hostnameOption,
+    publicHostnameOption, portOption,
 };
 
 root.SetAction(async (parse, _) =>
 {
+    var role = parse.GetValue(roleOption)!;
+    var hostname = parse.GetValue(hostnameOption)!;
+    var publicHostname = parse.GetValue(publicHostnameOption)!;
+    if (role == "server")
+    {
+        return await ServerRole.RunAsync(hostname, publicHostname, parse.GetValue(portOption));
+    }
+
+    if (role == "client" && parse.GetValue(serverOption) is null)
+    {
+        Console.Error.WriteLine("--role client needs --server, the address the server printed.");
+        return 2;
+    }
+
+    PingPongRun.ClientHostname = hostname;
     var quick = parse.GetValue(quickOption);
     var clientCounts = quick ? [1, 10] : parse.GetValue(clientsOption)!;
     var messages = quick ? 20_000 : parse.GetValue(messagesOption);
@@ -68,14 +102,35 @@ root.SetAction(async (parse, _) =>
         Console.WriteLine($"this project's transports: {section}");
     }
 
+    ActorSystem? control = null;
+    EchoHost echoes = new InProcessEchoHost();
+    if (role == "client")
+    {
+        control = ActorSystem.Create("pingpong-control", PingPongRun.Config(TransportUnderTest.Create(TransportUnderTest.Stock, ""), hostname, publicHostname));
+        try
+        {
+            echoes = await RemoteEchoHost.ConnectAsync(control, parse.GetValue(serverOption)!, parse.GetValue(serverTransportOption), section);
+        }
+        catch (Exception e) when (e is ActorNotFoundException or TimeoutException or FormatException or UriFormatException)
+        {
+            Console.Error.WriteLine($"error: no RemotePingPong server answered at {parse.GetValue(serverOption)} ({e.Message}).");
+            await control.Terminate();
+            return 1;
+        }
+    }
+
+    Console.WriteLine(echoes.Description);
     using var counter = new FrameCounter();
     var report = new Report();
     try
     {
-        // Warm up every transport once so tiered compilation and pools settle before anything is measured.
+        // Warm up every transport so tiered compilation, the thread pool and buffer pools settle before anything is
+        // measured: without it the first rows of a fresh process run slower than the ones after.
+        var warmUpMessages = Math.Min(messages, 10_000);
+        Console.WriteLine($"warm-up: {WarmUpClients} clients x {warmUpMessages} messages on every transport, not counted");
         foreach (var transport in transports)
         {
-            await PingPongRun.ThroughputAsync(transport, 2, Math.Min(messages, 5_000), payload, counter);
+            await PingPongRun.ThroughputAsync(echoes, transport, WarmUpClients, warmUpMessages, payload, counter);
         }
 
         if (parse.GetValue(sweepOption))
@@ -84,11 +139,11 @@ root.SetAction(async (parse, _) =>
                 parse.GetValue(sweepWritesOption) is { Length: > 0 } w ? w : ["10", "30", "100"],
                 parse.GetValue(sweepBytesOption) is { Length: > 0 } b ? b : ["16k", "64k"],
                 parse.GetValue(sweepIntervalOption) is { Length: > 0 } i ? i : ["40ms"]);
-            await Sweep.RunAsync(grid, section, clientCounts, messages, repeat, payload, counter, report);
+            await Sweep.RunAsync(echoes, grid, section, clientCounts, messages, repeat, payload, counter, report);
         }
         else
         {
-            await Throughput(transports, clientCounts, messages, repeat, payload, counter, report);
+            await Throughput(echoes, transports, clientCounts, messages, repeat, payload, counter, report);
         }
 
         if (latency)
@@ -98,16 +153,23 @@ root.SetAction(async (parse, _) =>
             Console.WriteLine($"{"Transport",-24}{"p50 [us]",10}{"p90 [us]",10}{"p99 [us]",10}{"max [us]",10}");
             foreach (var transport in transports)
             {
-                var result = await PingPongRun.LatencyAsync(transport, roundTrips, payload);
+                var result = await PingPongRun.LatencyAsync(echoes, transport, roundTrips, payload);
                 report.Latency.Add(result);
                 Console.WriteLine($"{result.Transport,-24}{result.P50Us,10:N0}{result.P90Us,10:N0}{result.P99Us,10:N0}{result.MaxUs,10:N0}");
             }
         }
     }
-    catch (Exception e) when (e is TimeoutException or InvalidSettingException)
+    catch (Exception e) when (e is TimeoutException or InvalidSettingException or AskTimeoutException)
     {
         Console.Error.WriteLine($"error: {e.Message}");
         return 1;
+    }
+    finally
+    {
+        if (control is not null)
+        {
+            await control.Terminate();
+        }
     }
 
     if (parse.GetValue(jsonOption) is { } json)
@@ -121,7 +183,7 @@ root.SetAction(async (parse, _) =>
 
 return await root.Parse(args).InvokeAsync();
 
-static async Task Throughput(TransportUnderTest[] transports, int[] clientCounts, int messages, int repeat, int payload, FrameCounter counter, Report report)
+static async Task Throughput(EchoHost echoes, TransportUnderTest[] transports, int[] clientCounts, int messages, int repeat, int payload, FrameCounter counter, Report report)
 {
     var runs = transports.Length * clientCounts.Length * repeat;
     var done = 0;
@@ -131,31 +193,55 @@ static async Task Throughput(TransportUnderTest[] transports, int[] clientCounts
         {
             foreach (var transport in transports)
             {
-                var row = await PingPongRun.ThroughputAsync(transport, clients, messages, payload, counter);
+                var row = await PingPongRun.ThroughputAsync(echoes, transport, clients, messages, payload, counter);
                 report.Rows.Add(row);
-                Console.Error.WriteLine($"[{++done}/{runs}] {row.Transport} at {clients} clients: {row.MsgsPerSec:N0} msgs/sec");
+                Console.Error.WriteLine($"[{++done}/{runs}] {row.Transport} at {clients} clients: {row.MsgsPerSec:N0} msgs/sec, {row.CpuUsPerMessage:N2} us CPU/msg");
             }
         }
     }
 
+    Console.WriteLine();
+    var twoProcesses = report.Rows.Any(row => row.Processes == 2);
+    Console.WriteLine($"Medians of {repeat} run(s); CV = coefficient of variation across runs; CPU, Alloc and GCs: {(twoProcesses ? "both processes, summed" : "this process (both systems)")}");
+    if (twoProcesses)
+    {
+        Console.WriteLine("Frames/send and flushes: this process's (the clients') connections only");
+    }
     foreach (var transport in transports)
     {
         Console.WriteLine();
         Console.WriteLine($"== {transport.Name} ==");
-        Console.WriteLine($"Num clients, Total [msg], Msgs/sec, Total [ms], Spread [msgs/sec], vs stock, Frames/send{(transport.IsFlushBatching ? ", Flushes by reason (all runs)" : "")}");
+        Console.WriteLine($"Num clients, Total [msg], Msgs/sec, CV, vs stock, CPU [us/msg], CV, CPU vs stock, Alloc [B/msg], GCs 0/1/2, Frames/send{(transport.IsFlushBatching ? ", Flushes by reason (all runs)" : "")}");
         foreach (var clients in clientCounts)
         {
             var rows = report.Rows.Where(row => row.Transport == transport.Name && row.Clients == clients).ToList();
-            var median = Median(rows.Select(row => row.MsgsPerSec));
-            var stock = report.Rows.Where(row => row.Transport == TransportUnderTest.Stock && row.Clients == clients).Select(row => row.MsgsPerSec).ToList();
-            var ratio = stock.Count > 0 ? $"{median / Median(stock):N2}x" : "-";
+            var stock = report.Rows.Where(row => row.Transport == TransportUnderTest.Stock && row.Clients == clients).ToList();
+            var rate = Median(rows.Select(row => row.MsgsPerSec));
+            var cpu = Median(rows.Select(row => row.CpuUsPerMessage));
             var framesPerSend = rows.Select(row => row.FramesPerSend).OfType<double>().ToList();
             Console.WriteLine(
-                $"{clients}, {rows[0].Messages}, {median:N0}, {Median(rows.Select(row => row.ElapsedMs)):N0}, " +
-                $"{rows.Min(row => row.MsgsPerSec):N0}-{rows.Max(row => row.MsgsPerSec):N0}, {ratio}, " +
+                $"{clients}, {rows[0].Messages}, {rate:N0}, {Cv(rows.Select(row => row.MsgsPerSec)):P0}, " +
+                $"{(stock.Count > 0 ? $"{rate / Median(stock.Select(row => row.MsgsPerSec)):N2}x" : "-")}, " +
+                $"{cpu:N2}, {Cv(rows.Select(row => row.CpuUsPerMessage)):P0}, " +
+                $"{(stock.Count > 0 ? $"{cpu / Median(stock.Select(row => row.CpuUsPerMessage)):N2}x" : "-")}, " +
+                $"{Median(rows.Select(row => row.AllocatedBytesPerMessage)):N0}, " +
+                $"{Median(rows.Select(row => (double)row.Gen0Collections)):N0}/{Median(rows.Select(row => (double)row.Gen1Collections)):N0}/{Median(rows.Select(row => (double)row.Gen2Collections)):N0}, " +
                 $"{(framesPerSend.Count > 0 ? Median(framesPerSend).ToString("N1") : "-")}{Reasons(rows)}");
         }
     }
+}
+
+// Standard deviation over mean: how far single runs stray; 0 with one run.
+static double Cv(IEnumerable<double> values)
+{
+    var all = values.ToArray();
+    if (all.Length < 2)
+    {
+        return 0;
+    }
+
+    var mean = all.Average();
+    return Math.Sqrt(all.Sum(v => (v - mean) * (v - mean)) / (all.Length - 1)) / mean;
 }
 
 static double Median(IEnumerable<double> values) => Sweep.Median(values);

@@ -7,6 +7,7 @@ namespace RemotePingPong;
 internal static class Sweep
 {
     public static async Task RunAsync(
+        EchoHost echoes,
         List<(string Writes, string Bytes, string Interval)> grid,
         string section,
         int[] clientCounts,
@@ -30,8 +31,8 @@ internal static class Sweep
                 var theirs = new List<double>();
                 for (var r = 0; r < repeat; r++)
                 {
-                    theirs.Add((await PingPongRun.ThroughputAsync(stock, clients, messages, payload, counter)).MsgsPerSec);
-                    ours.Add((await PingPongRun.ThroughputAsync(candidate, clients, messages, payload, counter)).MsgsPerSec);
+                    theirs.Add((await PingPongRun.ThroughputAsync(echoes, stock, clients, messages, payload, counter)).MsgsPerSec);
+                    ours.Add((await PingPongRun.ThroughputAsync(echoes, candidate, clients, messages, payload, counter)).MsgsPerSec);
                     done += 2;
                     Console.Error.WriteLine($"[{done}/{runs}] {clients} clients, writes {writes}, bytes {bytes}, interval {interval}: {ours[^1]:N0} vs stock {theirs[^1]:N0} msgs/sec");
                 }

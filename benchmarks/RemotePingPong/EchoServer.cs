@@ -1,0 +1,66 @@
+using Akka.Actor;
+
+namespace RemotePingPong;
+
+/// <summary>
+/// The server role's one actor: on request it starts a fresh echo system on a transport (one at a time), and reports
+/// what its process spent during each measured row. Clients reach it on a control system that stays up.
+/// </summary>
+public sealed class EchoServer : ReceiveActor
+{
+    public const string Name = "echo-server";
+
+    private readonly string _hostname;
+    private readonly string _publicHostname;
+    private ActorSystem? _echoes;
+    private ProcessCost? _rowStart;
+
+    public EchoServer(string hostname, string publicHostname)
+    {
+        _hostname = hostname;
+        _publicHostname = publicHostname;
+        ReceiveAsync<StartEchoes>(async start =>
+        {
+            await StopEchoSystem();
+            var transport = TransportUnderTest.Create(start.Transport, start.Section);
+            _echoes = ActorSystem.Create("pingpong-echoes", PingPongRun.Config(transport, _hostname, _publicHostname));
+            var address = ((ExtendedActorSystem)_echoes).Provider.DefaultAddress;
+            Console.WriteLine($"echo system on {transport.Name} at {address}");
+            Sender.Tell(address.ToString());
+        });
+        Receive<BeginRow>(_ =>
+        {
+            _rowStart = ProcessCost.Now();
+            Sender.Tell(true);
+        });
+        Receive<EndRow>(_ => Sender.Tell(_rowStart is { } start ? ProcessCost.Now().Since(start) : new ProcessCost(0, 0, 0, 0, 0)));
+        ReceiveAsync<StopEchoes>(async _ =>
+        {
+            await StopEchoSystem();
+            Sender.Tell(true);
+        });
+    }
+
+    protected override void PostStop() => _echoes?.Terminate().Wait(TimeSpan.FromSeconds(10));
+
+    private async Task StopEchoSystem()
+    {
+        if (_echoes is { } echoes)
+        {
+            _echoes = null;
+            await echoes.Terminate();
+        }
+    }
+
+    /// <summary>Start a fresh echo system on the transport named (as on the command line); the reply is its address.</summary>
+    public sealed record StartEchoes(string Transport, string Section);
+
+    /// <summary>The measured part of a row begins.</summary>
+    public sealed record BeginRow(int Row);
+
+    /// <summary>The measured part has ended; the reply is a <see cref="ProcessCost"/>.</summary>
+    public sealed record EndRow(int Row);
+
+    /// <summary>Stop the echo system.</summary>
+    public sealed record StopEchoes(int Row);
+}

@@ -1,0 +1,48 @@
+using Akka.Actor;
+
+namespace RemotePingPong;
+
+/// <summary>Echo systems in a server process (<c>--role server</c>), started and stopped through its <see cref="EchoServer"/>.</summary>
+internal sealed class RemoteEchoHost : EchoHost
+{
+    private static readonly TimeSpan Patience = TimeSpan.FromSeconds(60);
+
+    private readonly IActorRef _server;
+    private readonly string? _serverTransport;
+    private readonly string _overrides;
+    private int _row;
+
+    private RemoteEchoHost(IActorRef server, string serverAddress, string? serverTransport, string overrides)
+    {
+        _server = server;
+        _serverTransport = serverTransport;
+        _overrides = overrides;
+        Description = $"echo systems in the server process at {serverAddress}" +
+            (serverTransport is null ? ", on the same transport as the clients" : $", on {serverTransport}");
+    }
+
+    public override string Description { get; }
+
+    /// <summary>Finds the server's <see cref="EchoServer"/> from <paramref name="control"/>, the client's control system.</summary>
+    /// <param name="serverTransport">The transport the server's echo systems use; <c>null</c> for the clients' own, row by row.</param>
+    /// <param name="overrides">The <c>--set</c> lines, which apply to this project's transports on both sides.</param>
+    public static async Task<RemoteEchoHost> ConnectAsync(ActorSystem control, string serverAddress, string? serverTransport, string overrides)
+    {
+        var address = Address.Parse(serverAddress);
+        var server = await control.ActorSelection(new RootActorPath(address) / "user" / EchoServer.Name).ResolveOne(Patience);
+        return new RemoteEchoHost(server, serverAddress, serverTransport, overrides);
+    }
+
+    public override async Task<Address> StartAsync(TransportUnderTest transport)
+    {
+        _row++;
+        var address = await _server.Ask<string>(new EchoServer.StartEchoes(_serverTransport ?? transport.Name, _overrides), Patience);
+        return Address.Parse(address);
+    }
+
+    public override Task BeginRowAsync() => _server.Ask<bool>(new EchoServer.BeginRow(_row), Patience);
+
+    public override async Task<ProcessCost?> EndRowAsync() => await _server.Ask<ProcessCost>(new EchoServer.EndRow(_row), Patience);
+
+    public override Task StopAsync() => _server.Ask<bool>(new EchoServer.StopEchoes(_row), Patience);
+}
