@@ -1,0 +1,146 @@
+using System.Collections.Concurrent;
+using System.Diagnostics;
+using System.Text.Json;
+
+namespace FlushBatching.Lab.Tests;
+
+/// <summary>One ClusterNode process: started in its place on the lab network, its report lines collected as they come.</summary>
+public sealed class LabNode : IDisposable
+{
+    private static readonly JsonSerializerOptions Json = new(JsonSerializerDefaults.Web);
+
+    private readonly ConcurrentQueue<string> _errors = new();
+    private Process _process;
+    private volatile NodeReport? _latest;
+
+    public LabNode(LabNetwork network, int index, string name, string transport, string seed, string extraArguments)
+    {
+        Network = network;
+        Index = index;
+        Name = name;
+        Transport = transport;
+        Address = $"akka.{(extraArguments.Contains("--tls-pfx") ? "ssl." : "")}tcp://lab@{network.HostOf(index)}:{network.PortOf(index)}";
+        Arguments = $"\"{ClusterNodeDll}\" --name {name} --transport {transport} --hostname {network.HostOf(index)} --port {network.PortOf(index)} --seed {seed} {extraArguments}";
+        _process = Start();
+    }
+
+    public LabNetwork Network { get; }
+
+    public int Index { get; }
+
+    public string Name { get; }
+
+    public string Transport { get; }
+
+    /// <summary>The node's Akka address, as its peers name it.</summary>
+    public string Address { get; }
+
+    public string Arguments { get; }
+
+    /// <summary>The newest report line, or <c>null</c> before the first.</summary>
+    public NodeReport? Latest => _latest;
+
+    /// <summary>Every report line so far, oldest first.</summary>
+    public ConcurrentQueue<NodeReport> History { get; } = new();
+
+    public bool HasExited => _process.HasExited;
+
+    public int ExitCode => _process.ExitCode;
+
+    /// <summary>The last lines the node wrote to standard error (Akka's warnings and errors), for a failure message.</summary>
+    public string RecentErrors => string.Join(Environment.NewLine, _errors.TakeLast(15));
+
+    /// <summary>Counts the lines on standard error, which hold Akka's warnings and errors.</summary>
+    public int ErrorLines => _errors.Count;
+
+    private static string ClusterNodeDll
+    {
+        get
+        {
+            var directory = new DirectoryInfo(AppContext.BaseDirectory);
+            while (directory is not null && !File.Exists(Path.Combine(directory.FullName, "FlushBatching.sln")))
+            {
+                directory = directory.Parent;
+            }
+
+#if DEBUG
+            const string configuration = "Debug";
+#else
+            const string configuration = "Release";
+#endif
+            var dll = Path.Combine(directory?.FullName ?? ".", "lab", "ClusterNode", "bin", configuration, "net10.0", "ClusterNode.dll");
+            return File.Exists(dll) ? dll : throw new FileNotFoundException($"Build lab/ClusterNode first: {dll} is missing.");
+        }
+    }
+
+    public void Freeze() => Shell.Signal(_process.Id, Shell.SigStop);
+
+    public void Thaw() => Shell.Signal(_process.Id, Shell.SigCont);
+
+    /// <summary>Kills the process at once (SIGKILL): no goodbye to the cluster.</summary>
+    public void Crash()
+    {
+        Shell.Signal(_process.Id, Shell.SigKill);
+        _process.WaitForExit(10_000);
+    }
+
+    /// <summary>Starts the node again, same address and arguments, as a new incarnation.</summary>
+    public void Restart()
+    {
+        _process.Dispose();
+        _latest = null;
+        _process = Start();
+    }
+
+    public void Dispose()
+    {
+        try
+        {
+            if (!_process.HasExited)
+            {
+                Shell.Signal(_process.Id, Shell.SigCont);
+                _process.Kill(entireProcessTree: true);
+                _process.WaitForExit(10_000);
+            }
+        }
+        catch (InvalidOperationException)
+        {
+        }
+
+        _process.Dispose();
+    }
+
+    private Process Start()
+    {
+        var (file, arguments) = Network.Command(Index, Arguments);
+        var process = new Process
+        {
+            StartInfo = new ProcessStartInfo(file, arguments)
+            {
+                RedirectStandardOutput = true,
+                RedirectStandardError = true,
+                UseShellExecute = false,
+            },
+        };
+        process.OutputDataReceived += (_, e) =>
+        {
+            if (e.Data is { } line && line.StartsWith("LAB ", StringComparison.Ordinal))
+            {
+                var report = JsonSerializer.Deserialize<NodeReport>(line.AsSpan(4), Json)!;
+                History.Enqueue(report);
+                _latest = report;
+            }
+        };
+        process.ErrorDataReceived += (_, e) =>
+        {
+            if (e.Data is { } line)
+            {
+                _errors.Enqueue($"{Name}: {line}");
+            }
+        };
+        process.Start();
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        return process;
+    }
+}
