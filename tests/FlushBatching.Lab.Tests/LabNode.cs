@@ -45,6 +45,9 @@ public sealed class LabNode : IDisposable
 
     public bool HasExited => _process.HasExited;
 
+    /// <summary>Whether the lab killed this node on purpose and has not restarted it.</summary>
+    public bool Crashed { get; private set; }
+
     public int ExitCode => _process.ExitCode;
 
     /// <summary>The last lines the node wrote to standard error (Akka's warnings and errors), for a failure message.</summary>
@@ -80,6 +83,7 @@ public sealed class LabNode : IDisposable
     /// <summary>Kills the process at once (SIGKILL): no goodbye to the cluster.</summary>
     public void Crash()
     {
+        Crashed = true;
         Shell.Signal(_process.Id, Shell.SigKill);
         _process.WaitForExit(10_000);
     }
@@ -90,6 +94,7 @@ public sealed class LabNode : IDisposable
         _process.Dispose();
         _latest = null;
         _process = Start();
+        Crashed = false;
     }
 
     public void Dispose()
