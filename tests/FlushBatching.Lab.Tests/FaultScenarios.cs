@@ -64,8 +64,15 @@ public sealed class FaultScenarios(ITestOutputHelper output)
         await lab.Run(TimeSpan.FromSeconds(10));
         var oldUid = victim.Latest!.Members.Single(m => m.Address == victim.Address).Uid;
 
-        victim.Crash();
         var survivors = Others(lab, victim).ToList();
+        var disassociations = survivors.ToDictionary(n => n.Name, n => n.Latest!.Peer(victim.Address).Disassociations);
+        victim.Crash();
+
+        // The dead peer's connections end at once (the kernel closes them); no survivor may keep its association open.
+        await lab.WaitUntil(
+            () => survivors.All(n => n.Latest!.Peer(victim.Address).Disassociations > disassociations[n.Name]),
+            TimeSpan.FromSeconds(15),
+            "every survivor to see its association with the crashed node end");
         var before = lab.ReceivedNow();
         await lab.Run(TimeSpan.FromSeconds(10));
         lab.AssertAlive();
