@@ -104,8 +104,8 @@ public sealed class FaultScenarios(ITestOutputHelper output)
             return;
         }
 
-        // Two nodes, as fast as a window of 64 allows, messages up to near the frame limit, behind 10 Mbit/s both ways.
-        using var lab = new Lab(7, [("n1", transport), ("n2", transport)], "--rate 0 --window 64");
+        // Two nodes, as fast as a window of 256 allows (about 3.5 MB, above the 1 MiB high-water mark, so writes are refused), messages up to near the frame limit, behind 10 Mbit/s both ways.
+        using var lab = new Lab(7, [("n1", transport), ("n2", transport)], "--rate 0 --window 256");
         var slow = lab.Nodes[1];
         await lab.AllUp(Formation);
         lab.Network.Throttle(slow.Index, "10mbit");
