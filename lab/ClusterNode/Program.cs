@@ -1,11 +1,13 @@
 using System.CommandLine;
 using System.Diagnostics;
+using System.Diagnostics.Metrics;
 using System.Runtime.InteropServices;
 using System.Text.Json;
 using Akka.Actor;
 using Akka.Cluster;
 using Akka.Configuration;
 using ClusterNode;
+using FlushBatching.Diagnostics;
 
 var nameOption = new Option<string>("--name") { Description = "The node's name in its report lines.", Required = true };
 var transportOption = new Option<string>("--transport") { Description = "flushbatching, flushbatching-dotnetty or stock.", DefaultValueFactory = _ => "flushbatching" };
@@ -66,6 +68,21 @@ root.SetAction(async (parse, _) =>
         Traffic.Name);
     var cluster = Cluster.Get(system);
 
+    // Writes this project's transports refused above their high-water mark: the back-pressure Akka.Remote then absorbs.
+    long writesRefused = 0;
+    using var refusals = new MeterListener
+    {
+        InstrumentPublished = (instrument, listener) =>
+        {
+            if (instrument.Meter.Name == FlushBatchingMetrics.MeterName && instrument.Name == "flushbatching.writes.refused")
+            {
+                listener.EnableMeasurementEvents(instrument);
+            }
+        },
+    };
+    refusals.SetMeasurementEventCallback<long>((_, value, _, _) => Interlocked.Add(ref writesRefused, value));
+    refusals.Start();
+
     using var stop = new CancellationTokenSource();
     using var term = PosixSignalRegistration.Create(PosixSignal.SIGTERM, context =>
     {
@@ -107,6 +124,7 @@ root.SetAction(async (parse, _) =>
             WorkingSetMb = process.WorkingSet64 / (1024.0 * 1024.0),
             GcHeapMb = GC.GetGCMemoryInfo().HeapSizeBytes / (1024.0 * 1024.0),
             Threads = process.Threads.Count,
+            WritesRefused = Interlocked.Read(ref writesRefused),
             Warnings = CountingLogger.Warnings,
             Errors = CountingLogger.Errors,
         };

@@ -6,6 +6,7 @@ using DotNetty.Buffers;
 using DotNetty.Common.Concurrency;
 using DotNetty.Common.Utilities;
 using DotNetty.Transport.Channels;
+using FlushBatching.Diagnostics;
 using Google.Protobuf;
 using FramingByteOrder = FlushBatching.Framing.ByteOrder;
 
@@ -23,23 +24,31 @@ internal sealed class DotNettyAssociationHandle : AssociationHandle
 
     private readonly IChannel _channel;
     private readonly FramingByteOrder _byteOrder;
+    private readonly FlushBatchingMetrics _metrics;
     private readonly ConcurrentQueue<IByteBuffer> _queue = new();
     private int _drainScheduled;
     private Task _lastWrite = Task.CompletedTask;
 
-    public DotNettyAssociationHandle(Address localAddress, Address remoteAddress, IChannel channel, FramingByteOrder byteOrder)
+    public DotNettyAssociationHandle(Address localAddress, Address remoteAddress, IChannel channel, FramingByteOrder byteOrder, FlushBatchingMetrics metrics)
         : base(localAddress, remoteAddress)
     {
         _channel = channel;
         _byteOrder = byteOrder;
+        _metrics = metrics;
     }
 
     /// <summary>Frames <paramref name="payload"/> into one buffer (one copy) and queues it.</summary>
     /// <returns><c>false</c> while the channel is closed or not writable: Akka buffers and retries.</returns>
     public override bool Write(ByteString payload)
     {
-        if (!_channel.Open || !_channel.IsWritable)
+        if (!_channel.Open)
         {
+            return false;
+        }
+
+        if (!_channel.IsWritable)
+        {
+            _metrics.RecordRefused();
             return false;
         }
 

@@ -117,7 +117,7 @@ internal sealed class DotNettyAssociationHandler : ChannelHandlerAdapter
         var settings = _transport.Settings;
         var local = settings.LocalAddress(_transport.SchemeIdentifier, _transport.System.Name, (IPEndPoint)channel.LocalAddress);
         var remote = _remoteAddress ?? BatchingTransportSettings.PeerAddress(_transport.SchemeIdentifier, _transport.System.Name, (IPEndPoint)channel.RemoteAddress);
-        _handle = new DotNettyAssociationHandle(local, remote, channel, settings.Connection.Framing.ByteOrder);
+        _handle = new DotNettyAssociationHandle(local, remote, channel, settings.Connection.Framing.ByteOrder, settings.Connection.Metrics);
 
         // Reads stay off until Akka registers its read handler, so no frame arrives before someone hears it.
         _handle.ReadHandlerSource.Task.ContinueWith(

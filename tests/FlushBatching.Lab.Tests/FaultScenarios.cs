@@ -121,6 +121,12 @@ public sealed class FaultScenarios(ITestOutputHelper output)
             Assert.True(now < (memoryBefore[node.Name] * 1.5) + 64, $"{node.Name}'s working set grew from {memoryBefore[node.Name]:N0} MB to {now:N0} MB under the flood.{Environment.NewLine}{lab.Describe()}");
         }
 
+        if (transport != Stock)
+        {
+            // The flood must have pushed the connections past their high-water mark: back-pressure was exercised.
+            Assert.True(lab.Nodes.Sum(n => n.Latest!.WritesRefused) > 0, $"No write was refused under the flood.{Environment.NewLine}{lab.Describe()}");
+        }
+
         var warnings = lab.Nodes.Sum(n => n.Latest!.Warnings + n.Latest.Errors) - warningsBefore;
         Assert.True(warnings < 20, $"{warnings} warnings and errors in 30 s of flood.{Environment.NewLine}{lab.Describe()}");
         Assert.All(lab.Pairs(), p => Assert.True(Lab.Received(p.From, p.To) > received[(p.From.Name, p.To.Name)], $"{p.To.Name} received nothing from {p.From.Name} over the slow link."));

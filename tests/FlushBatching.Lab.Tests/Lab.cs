@@ -117,6 +117,7 @@ public sealed class Lab : IDisposable
                 ? "no report yet"
                 : $"members {string.Join(", ", report.Members.Select(m => $"{m.Address.Split('@')[^1]} {m.Status}"))}; " +
                   $"unreachable [{string.Join(", ", report.Unreachable.Select(a => a.Split('@')[^1]))}]; ws {report.WorkingSetMb:N0} MB; " +
+                  $"writes refused {report.WritesRefused}; " +
                   $"warnings {report.Warnings}, errors {report.Errors}; received " +
                   string.Join(", ", report.Peers.Select(p => $"{p.Key.Split('@')[^1]} {p.Value.Received} (gaps {p.Value.Gaps}, reordered {p.Value.Reordered}, dis {p.Value.Disassociations})"))));
         }

@@ -11,6 +11,7 @@ public sealed record NodeReport(
     double WorkingSetMb,
     double GcHeapMb,
     int Threads,
+    long WritesRefused,
     long Warnings,
     long Errors)
 {

@@ -25,6 +25,7 @@ public sealed class FlushBatchingMetrics : IDisposable
     private readonly Counter<long> _bytesSent;
     private readonly Counter<long> _sends;
     private readonly Counter<long> _flushes;
+    private readonly Counter<long> _writesRefused;
     private readonly Counter<long> _framesReceived;
     private readonly Counter<long> _bytesReceived;
     private readonly Histogram<int> _framesPerSend;
@@ -38,6 +39,7 @@ public sealed class FlushBatchingMetrics : IDisposable
         _bytesSent = Meter.CreateCounter<long>("flushbatching.bytes.sent", "By", "Bytes written to sockets, length prefixes included.");
         _sends = Meter.CreateCounter<long>("flushbatching.sends", "{send}", "Gathered sends issued to sockets.");
         _flushes = Meter.CreateCounter<long>("flushbatching.flushes", "{flush}", "Flushes, tagged with the reason: count, bytes, interval, burst-end, unbatched, read-complete or drain.");
+        _writesRefused = Meter.CreateCounter<long>("flushbatching.writes.refused", "{write}", "Writes refused because the connection was above its high-water mark: back-pressure on the writer.");
         _framesReceived = Meter.CreateCounter<long>("flushbatching.frames.received", "{frame}", "Frames read from sockets.");
         _bytesReceived = Meter.CreateCounter<long>("flushbatching.bytes.received", "By", "Payload bytes read from sockets.");
         _framesPerSend = Meter.CreateHistogram<int>("flushbatching.frames_per_send", "{frame}", "Frames in each send: how well writes are batched.");
@@ -74,6 +76,9 @@ public sealed class FlushBatchingMetrics : IDisposable
         _framesPerSend.Record(frames);
         _bytesPerSend.Record(bytes);
     }
+
+    /// <summary>Records one write refused by back-pressure (not by a closed connection).</summary>
+    public void RecordRefused() => _writesRefused.Add(1);
 
     /// <summary>Records frames read from a socket.</summary>
     public void RecordReceived(long frames, long bytes)

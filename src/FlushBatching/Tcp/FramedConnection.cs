@@ -170,7 +170,7 @@ public sealed class FramedConnection : IAsyncDisposable
         FrameEncoder.EnsurePayloadFits(payload.Length, _framing);
         if (!_writable)
         {
-            return false;
+            return Refuse();
         }
 
         var length = payload.Length + FramingSettings.HeaderLength;
@@ -179,7 +179,7 @@ public sealed class FramedConnection : IAsyncDisposable
         {
             if (!_writable)
             {
-                return false;
+                return Refuse();
             }
 
             var frame = Reserve(length);
@@ -202,6 +202,17 @@ public sealed class FramedConnection : IAsyncDisposable
         }
 
         return true;
+    }
+
+    // A refusal is back-pressure unless the connection is closing; only back-pressure is counted.
+    private bool Refuse()
+    {
+        if (!Volatile.Read(ref _closeRequested) && !Volatile.Read(ref _closed))
+        {
+            _settings.Metrics.RecordRefused();
+        }
+
+        return false;
     }
 
     // Under _lock: room for one frame, at the end of the current chunk or in a new buffer. Frames fill chunks

@@ -1,4 +1,5 @@
 using System.Buffers;
+using FlushBatching.Diagnostics;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
 
@@ -11,7 +12,9 @@ public class BackPressureTests
     {
         const long high = 256 * 1024;
         const long low = 128 * 1024;
-        var settings = ConnectionSettings.Default.WithSendBufferSize(64 * 1024).WithReceiveBufferSize(64 * 1024).WithWriteBufferWaterMarks(high, low);
+        using var metrics = new FlushBatchingMetrics();
+        using var recorder = new MeterRecorder(metrics);
+        var settings = ConnectionSettings.Default.WithSendBufferSize(64 * 1024).WithReceiveBufferSize(64 * 1024).WithWriteBufferWaterMarks(high, low).WithMetrics(metrics);
         await using var loopback = Loopback.Listen(settings);
         var (client, server) = await loopback.ConnectAsync(settings);
         using var gate = new ManualResetEventSlim(false);
@@ -42,6 +45,7 @@ public class BackPressureTests
         }
 
         Assert.False(client.IsWritable);
+        Assert.True(recorder.Sum("flushbatching.writes.refused") >= 2, "every refusal counts on the Meter");
         Assert.True(client.UnsentBytes > low, $"{client.UnsentBytes} bytes unsent while refusing writes; the low-water mark is {low}");
         var whenWritable = client.WhenWritableAsync();
         Assert.False(whenWritable.IsCompleted);
