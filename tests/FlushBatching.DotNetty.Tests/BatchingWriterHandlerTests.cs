@@ -1,402 +1,102 @@
-using DotNetty.Buffers;
 using DotNetty.Transport.Channels;
-using DotNetty.Transport.Channels.Embedded;
-using FlushBatching.Batching;
 using FlushBatching.Diagnostics;
-using FlushBatching.DotNetty.Tests.Support;
-using FlushBatching.Tests.Support;
 
 namespace FlushBatching.DotNetty.Tests;
 
-/// <summary>
-/// The handler in an EmbeddedChannel between a flush-counting probe (the socket side) and the tail: every trigger and
-/// event has a test with the exact number of flushes that got through and the outbound order, and every test ends
-/// with nothing left in the channel, no timer armed and no leaked buffer.
-/// </summary>
-public sealed class BatchingWriterHandlerTests : IDisposable
+/// <summary>The handler suite with write combining on, as by default, and the combining itself.</summary>
+public sealed class BatchingWriterHandlerTests : BatchingWriterHandlerSuite
 {
-    private static readonly TimeSpan Interval = TimeSpan.FromMilliseconds(40);
-
-    private readonly ManualClock _clock = new();
-    private readonly FlushBatchingMetrics _metrics = new();
-    private readonly MeterRecorder _recorder;
-    private readonly FlushCountingProbe _probe = new();
-    private readonly List<int> _sent = [];
-    private EmbeddedChannel _channel = null!;
-    private BatchingWriterHandler _handler = null!;
-    private int _written;
-
-    public BatchingWriterHandlerTests() => _recorder = new MeterRecorder(_metrics);
-
-    private static BatchingSettings Settings(int writes = 30, long bytes = 16 * 1024) =>
-        BatchingSettings.Default.WithMaxPendingWrites(writes).WithMaxPendingBytes(bytes).WithFlushInterval(Interval);
+    protected override int CombineBufferSize => BatchingWriterHandler.DefaultCombineBufferSize;
 
     [Fact]
-    public void Writes_below_every_threshold_are_flushed_once_when_the_burst_ends()
+    public void Small_writes_reach_the_socket_end_as_one_combined_buffer_per_flush()
     {
-        Start(Settings());
-        WriteMany(5);
+        Start(Settings(writes: 4));
+        WriteMany(6);
+        Channel.RunPendingTasks();
 
-        Assert.Equal(0, _probe.Flushes);
-        _channel.RunPendingTasks();
-        Assert.Equal(1, _probe.Flushes);
-        Assert.Equal("burst-end", SingleReason());
+        Assert.Equal([[0, 1, 2, 3], [4, 5]], ReadBuffers());
+        Assert.Equal(2, Probe.Flushes);
         AssertAllSentInOrder();
     }
 
     [Fact]
-    public void The_burst_goes_on_while_writes_keep_arriving_behind_the_burst_end_check()
-    {
-        Start(Settings());
-        Write();
-        _channel.EventLoop.Execute(() => WriteMany(3)); // queued work that writes: the burst is not over yet
-        _channel.RunPendingTasks();
-
-        Assert.Equal(1, _probe.Flushes);
-        AssertAllSentInOrder();
-    }
-
-    [Fact]
-    public void Max_pending_writes_flushes_at_the_count()
-    {
-        Start(Settings(writes: 3));
-        WriteMany(7);
-
-        Assert.Equal(2, _probe.Flushes);
-        Assert.Equal([0, 1, 2, 3, 4, 5], ReadSent());
-        _channel.RunPendingTasks();
-        Assert.Equal(3, _probe.Flushes);
-        Assert.Equal(2, _recorder.Sum("flushbatching.flushes", "count"));
-        AssertAllSentInOrder();
-    }
-
-    [Fact]
-    public void Max_pending_bytes_flushes_at_the_size()
-    {
-        Start(Settings(bytes: 100));
-        Write(size: 40);
-        Write(size: 40);
-        Assert.Equal(0, _probe.Flushes);
-        Write(size: 40);
-
-        Assert.Equal(1, _probe.Flushes);
-        Assert.Equal("bytes", SingleReason());
-        AssertAllSentInOrder();
-    }
-
-    [Fact]
-    public void A_write_after_the_interval_flushes_everything_pending()
-    {
-        Start(Settings());
-        Write();
-        _clock.Advance(Interval);
-        Write();
-
-        Assert.Equal(1, _probe.Flushes);
-        Assert.Equal("interval", SingleReason());
-        AssertAllSentInOrder();
-    }
-
-    [Fact]
-    public void The_interval_timer_flushes_a_burst_that_has_not_ended()
-    {
-        Start(Settings());
-        Write();
-        Write(); // a write after the burst-end check was queued: the check will look again
-        _clock.Advance(Interval); // the timer hands its flush to the event loop
-        Assert.Equal(0, _probe.Flushes);
-
-        _channel.RunPendingTasks();
-        Assert.Equal(1, _probe.Flushes);
-        Assert.Equal("interval", SingleReason());
-        AssertAllSentInOrder();
-    }
-
-    [Fact]
-    public void An_explicit_flush_waits_for_the_burst_end()
-    {
-        Start(Settings());
-        Write();
-        _channel.Flush();
-
-        Assert.Equal(0, _probe.Flushes);
-        _channel.RunPendingTasks();
-        Assert.Equal(1, _probe.Flushes);
-        AssertAllSentInOrder();
-    }
-
-    [Fact]
-    public void An_explicit_flush_never_waits_longer_than_the_interval()
+    public void A_large_write_passes_through_as_it_is_after_what_was_combined_before_it()
     {
         Start(Settings());
         Write();
         Write();
-        _channel.Flush();
-        _clock.Advance(Interval);
-        _channel.RunPendingTasks();
-
-        Assert.Equal(1, _probe.Flushes);
-        Assert.Equal("interval", SingleReason());
-        AssertAllSentInOrder();
-    }
-
-    [Fact]
-    public void An_explicit_flush_with_nothing_pending_passes_through_at_once()
-    {
-        Start(Settings());
-        _channel.Flush();
-
-        Assert.Equal(1, _probe.Flushes);
-        AssertAllSentInOrder();
-    }
-
-    [Fact]
-    public void Read_complete_flushes_what_is_pending()
-    {
-        Start(Settings());
-        WriteMany(3);
-        _channel.Pipeline.FireChannelReadComplete();
-
-        Assert.Equal(1, _probe.Flushes);
-        Assert.Equal("read-complete", SingleReason());
-        _channel.RunPendingTasks();
-        Assert.Equal(1, _probe.Flushes);
-        AssertAllSentInOrder();
-    }
-
-    [Fact]
-    public void Close_flushes_what_is_pending_first()
-    {
-        Start(Settings());
-        WriteMany(3);
-        _channel.Pipeline.CloseAsync().Wait(); // the pipeline's close: EmbeddedChannel's own would run queued tasks first
-
-        Assert.Equal(1, _probe.Flushes);
-        Assert.Equal("drain", SingleReason());
-        AssertAllSentInOrder();
-    }
-
-    [Fact]
-    public void Disconnect_flushes_what_is_pending_first()
-    {
-        Start(Settings());
-        WriteMany(3);
-        _channel.DisconnectAsync().Wait();
-
-        Assert.Equal(1, _probe.Flushes);
-        Assert.Equal("drain", SingleReason());
-        AssertAllSentInOrder();
-    }
-
-    [Fact]
-    public void An_exception_in_the_pipeline_flushes_what_is_pending_then_travels_on()
-    {
-        Start(Settings());
-        WriteMany(3);
-        _channel.Pipeline.FireExceptionCaught(new InvalidOperationException("boom"));
-
-        Assert.Equal(1, _probe.Flushes);
-        Assert.Equal("drain", SingleReason());
-        Assert.Equal("boom", Assert.Throws<InvalidOperationException>(() => _channel.CheckException()).Message);
-        AssertAllSentInOrder();
-    }
-
-    [Fact]
-    public void Removal_flushes_what_is_pending_and_cancels_the_timer()
-    {
-        Start(Settings());
-        WriteMany(3);
-        Assert.Equal(1, _clock.ArmedTimers);
-        _channel.Pipeline.Remove(_handler);
-
-        Assert.Equal(1, _probe.Flushes);
-        Assert.Equal(0, _clock.ArmedTimers);
-        _channel.RunPendingTasks();
-        Assert.Equal(1, _probe.Flushes);
-        AssertAllSentInOrder();
-    }
-
-    [Fact]
-    public void Turning_unwritable_flushes_what_is_pending()
-    {
-        Start(Settings());
-        _channel.Configuration.WriteBufferHighWaterMark = 64;
-        _channel.Configuration.WriteBufferLowWaterMark = 32;
-        Write(size: 16);
-        Assert.Equal(0, _probe.Flushes);
-        Write(size: 64);
-
-        Assert.Equal(1, _probe.Flushes);
-        Assert.Equal("drain", SingleReason());
-        AssertAllSentInOrder();
-    }
-
-    [Fact]
-    public void No_timer_is_armed_while_nothing_is_pending()
-    {
-        Start(Settings());
-        Assert.Equal(0, _clock.ArmedTimers);
+        Write(size: LargeWrite);
         Write();
-        Assert.Equal(1, _clock.ArmedTimers);
-        _channel.RunPendingTasks();
-        Assert.Equal(0, _clock.ArmedTimers);
-        Write();
-        _channel.CloseAsync().Wait();
+        Channel.RunPendingTasks();
 
-        Assert.Equal(0, _clock.ArmedTimers);
+        Assert.Equal([[0, 1], [2], [3]], ReadBuffers());
+        Assert.Equal(1, Probe.Flushes);
         AssertAllSentInOrder();
     }
 
     [Fact]
-    public void With_batching_off_every_write_is_flushed_by_itself()
+    public void A_full_combine_buffer_goes_down_and_a_new_one_starts()
     {
-        Start(BatchingSettings.Default.WithEnabled(false));
-        WriteMany(3);
+        // Messages of just over a third of the buffer: two fit, the third starts a new one; all go out in one flush.
+        Start(Settings(bytes: 1024 * 1024));
+        var size = (CombineBufferSize / 3) + 1;
+        Write(size);
+        Write(size);
+        Write(size);
+        Channel.RunPendingTasks();
 
-        Assert.Equal(3, _probe.Flushes);
-        Assert.Equal(3, _recorder.Sum("flushbatching.flushes", "unbatched"));
-        Assert.Equal(0, _clock.ArmedTimers);
+        Assert.Equal([[0, 1], [2]], ReadBuffers());
+        Assert.Equal(1, Probe.Flushes);
         AssertAllSentInOrder();
     }
 
     [Fact]
-    public void Write_tasks_complete_when_flushed_and_fail_like_without_the_handler()
+    public void Combined_write_tasks_complete_together_when_their_buffer_is_written()
     {
         Start(Settings());
         var first = Write();
+        var second = Write();
         Assert.False(first.IsCompleted);
-        _channel.RunPendingTasks();
+
+        Channel.RunPendingTasks();
+
         Assert.True(first.IsCompletedSuccessfully);
+        Assert.True(second.IsCompletedSuccessfully);
         AssertAllSentInOrder();
-
-        _channel.CloseAsync().Wait();
-        var afterClose = _channel.WriteAsync(Buffer(8, 99));
-        var plain = new EmbeddedChannel();
-        plain.CloseAsync().Wait();
-        var plainAfterClose = plain.WriteAsync(Buffer(8, 99));
-
-        Assert.True(afterClose.IsFaulted);
-        Assert.Equal(plainAfterClose.Exception!.InnerException!.GetType(), afterClose.Exception!.InnerException!.GetType());
     }
 
     [Fact]
-    public void Flushes_are_counted_on_the_core_meter()
+    public void A_channel_that_goes_inactive_with_a_partly_filled_combine_buffer_releases_it_and_fails_its_writes()
     {
-        Start(Settings(writes: 2));
-        Write(size: 10);
-        Write(size: 20);
-        Write(size: 30);
-        _channel.RunPendingTasks();
+        Start(Settings());
+        var first = Write();
+        var second = Write();
 
-        Assert.Equal(3, _recorder.Sum("flushbatching.frames.sent"));
-        Assert.Equal(60, _recorder.Sum("flushbatching.bytes.sent"));
-        Assert.Equal(2, _recorder.Sum("flushbatching.flushes"));
-        Assert.Equal([2, 1], _recorder.Values("flushbatching.frames_per_send"));
+        Channel.Pipeline.FireChannelInactive();
+
+        Assert.True(first.IsFaulted);
+        Assert.True(second.IsFaulted);
+        Assert.IsType<ClosedChannelException>(first.Exception!.InnerException);
+        Assert.Equal(0, Probe.Flushes);
+        Assert.Empty(ReadBuffers()); // nothing reached the socket end; the leak check at the end finds nothing held
+    }
+
+    [Fact]
+    public void Removal_with_a_partly_filled_combine_buffer_sends_it_first()
+    {
+        Start(Settings());
+        WriteMany(3);
+        Channel.Pipeline.Remove<BatchingWriterHandler>();
+
+        Assert.Equal([[0, 1, 2]], ReadBuffers());
+        Assert.Equal(1, Probe.Flushes);
         AssertAllSentInOrder();
     }
 
     [Theory]
-    [InlineData(1)]
-    [InlineData(2)]
-    [InlineData(3)]
-    [InlineData(42)]
-    [InlineData(20261122)]
-    public void Random_sequences_send_everything_in_order_and_never_hold_past_a_trigger(int seed)
-    {
-        var random = new Random(seed);
-        Start(Settings(writes: random.Next(1, 10), bytes: random.Next(16, 400)));
-        for (var step = 0; step < 2000 && _channel.Open; step++)
-        {
-            switch (random.Next(10))
-            {
-                case < 5:
-                    Write(size: random.Next(4, 120));
-                    break;
-                case 5:
-                    _channel.Flush();
-                    break;
-                case 6:
-                    _channel.Pipeline.FireChannelReadComplete();
-                    ReadSent();
-                    Assert.True(_sent.Count == _written, $"seed {seed}: read complete left writes pending");
-                    break;
-                case 7:
-                    _clock.Advance(TimeSpan.FromMilliseconds(random.Next(0, 60)));
-                    break;
-                case 8:
-                    _channel.RunPendingTasks();
-                    ReadSent();
-                    Assert.True(_sent.Count == _written, $"seed {seed}: the burst ended with writes pending");
-                    Assert.Equal(0, _clock.ArmedTimers);
-                    break;
-                default:
-                    if (random.Next(50) == 0)
-                    {
-                        _channel.CloseAsync().Wait();
-                    }
-
-                    break;
-            }
-        }
-
-        _channel.RunPendingTasks();
-        AssertAllSentInOrder();
-    }
-
-    public void Dispose()
-    {
-        _channel?.FinishAndReleaseAll();
-        _recorder.Dispose();
-        _metrics.Dispose();
-        LeakDetection.AssertNoLeaks();
-    }
-
-    private void Start(BatchingSettings settings)
-    {
-        _handler = new BatchingWriterHandler(settings, _clock, _metrics);
-        _channel = new EmbeddedChannel(_probe, _handler);
-    }
-
-    private Task Write(int size = 8) => _channel.WriteAsync(Buffer(size, _written++));
-
-    private void WriteMany(int count)
-    {
-        for (var i = 0; i < count; i++)
-        {
-            Write();
-        }
-    }
-
-    private static IByteBuffer Buffer(int size, int sequence)
-    {
-        var buffer = PooledByteBufferAllocator.Default.Buffer(size);
-        buffer.WriteInt(sequence);
-        buffer.WriteZero(size - 4);
-        return buffer;
-    }
-
-    /// <summary>Takes what reached the socket end since the last call, releasing each buffer.</summary>
-    private List<int> ReadSent()
-    {
-        var sent = new List<int>();
-        while (_channel.ReadOutbound<IByteBuffer>() is { } buffer)
-        {
-            sent.Add(buffer.GetInt(0));
-            buffer.Release();
-        }
-
-        _sent.AddRange(sent);
-        return sent;
-    }
-
-    private string? SingleReason() =>
-        Assert.Single(_recorder.Measurements, m => m.Instrument == "flushbatching.flushes").Reason;
-
-    private void AssertAllSentInOrder()
-    {
-        ReadSent();
-        Assert.Equal(Enumerable.Range(0, _written), _sent);
-        Assert.False(_channel.FinishAndReleaseAll(), "messages were left in the channel");
-        Assert.Equal(0, _clock.ArmedTimers);
-    }
+    [InlineData(-1)]
+    [InlineData(BatchingWriterHandler.MaxCombineBufferSize + 1)]
+    public void A_combine_buffer_size_out_of_range_is_refused(int size) =>
+        Assert.Throws<ArgumentOutOfRangeException>(() => new BatchingWriterHandler(Settings(), size, TimeProvider.System, FlushBatchingMetrics.Shared));
 }
