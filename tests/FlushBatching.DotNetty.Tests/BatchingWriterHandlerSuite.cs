@@ -173,11 +173,11 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
     }
 
     [Fact]
-    public void Close_flushes_what_is_pending_first()
+    public async Task Close_flushes_what_is_pending_first()
     {
         Start(Settings());
         WriteMany(3);
-        _channel.Pipeline.CloseAsync().Wait(); // the pipeline's close: EmbeddedChannel's own would run queued tasks first
+        await _channel.Pipeline.CloseAsync(); // the pipeline's close: EmbeddedChannel's own would run queued tasks first
 
         Assert.Equal(1, _probe.Flushes);
         Assert.Equal("drain", SingleReason());
@@ -185,11 +185,11 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
     }
 
     [Fact]
-    public void Disconnect_flushes_what_is_pending_first()
+    public async Task Disconnect_flushes_what_is_pending_first()
     {
         Start(Settings());
         WriteMany(3);
-        _channel.DisconnectAsync().Wait();
+        await _channel.DisconnectAsync();
 
         Assert.Equal(1, _probe.Flushes);
         Assert.Equal("drain", SingleReason());
@@ -240,7 +240,7 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
     }
 
     [Fact]
-    public void No_timer_is_armed_while_nothing_is_pending()
+    public async Task No_timer_is_armed_while_nothing_is_pending()
     {
         Start(Settings());
         Assert.Equal(0, _clock.ArmedTimers);
@@ -249,7 +249,7 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
         _channel.RunPendingTasks();
         Assert.Equal(0, _clock.ArmedTimers);
         Write();
-        _channel.CloseAsync().Wait();
+        await _channel.CloseAsync();
 
         Assert.Equal(0, _clock.ArmedTimers);
         AssertAllSentInOrder();
@@ -268,7 +268,7 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
     }
 
     [Fact]
-    public void Write_tasks_complete_when_flushed_and_fail_like_without_the_handler()
+    public async Task Write_tasks_complete_when_flushed_and_fail_like_without_the_handler()
     {
         Start(Settings());
         var first = Write();
@@ -277,10 +277,10 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
         Assert.True(first.IsCompletedSuccessfully);
         AssertAllSentInOrder();
 
-        _channel.CloseAsync().Wait();
+        await _channel.CloseAsync();
         var afterClose = _channel.WriteAsync(Buffer(8, 99));
         var plain = new EmbeddedChannel();
-        plain.CloseAsync().Wait();
+        await plain.CloseAsync();
         var plainAfterClose = plain.WriteAsync(Buffer(8, 99));
 
         Assert.True(afterClose.IsFaulted);
@@ -309,7 +309,7 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
     [InlineData(3)]
     [InlineData(42)]
     [InlineData(20261122)]
-    public void Random_sequences_send_everything_in_order_and_never_hold_past_a_trigger(int seed)
+    public async Task Random_sequences_send_everything_in_order_and_never_hold_past_a_trigger(int seed)
     {
         var random = new Random(seed);
         Start(Settings(writes: random.Next(1, 10), bytes: random.Next(16, 400)));
@@ -340,7 +340,7 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
                 default:
                     if (random.Next(50) == 0)
                     {
-                        _channel.CloseAsync().Wait();
+                        await _channel.CloseAsync();
                     }
 
                     break;
