@@ -127,6 +127,19 @@ public abstract partial class TransportSuite
         await Poll.Until(() => b.Logs.Any(e => e.LogLevel() >= LogLevel.WarningLevel && e.ToString().Contains("PartialChain")), "the server to log the untrusted chain");
     }
 
+    [Fact]
+    public void A_certificate_without_its_private_key_stops_the_node_from_starting_naming_the_key()
+    {
+        using var authority = new TestCertificateAuthority(trusted: false);
+        var publicOnly = authority.WithoutPrivateKey(authority.IssueForLoopback());
+
+        var e = Assert.ThrowsAny<Exception>(() => Node.Start("keyless", TransportClass, Tls(publicOnly)));
+
+        var messages = string.Join(" <- ", Chain(e).Select(inner => inner.Message));
+        Assert.Contains("ssl.certificate.path", messages);
+        Assert.Contains("private key", messages);
+    }
+
     private static async Task AssertNoAssociation(Node client, Node server)
     {
         var selection = client.System.ActorSelection(new RootActorPath(server.Address) / "user" / "echo");
