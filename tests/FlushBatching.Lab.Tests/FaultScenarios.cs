@@ -40,10 +40,8 @@ public sealed class FaultScenarios(ITestOutputHelper output)
     [Fact]
     public async Task Freeze_one_node_for_twenty_seconds_and_it_comes_back_with_traffic_in_order()
     {
-        using var lab = new Lab(5, Mixed4);
+        using var lab = await Mixed4WithTraffic(5);
         var victim = lab.Nodes[3];
-        await lab.AllUp(Formation);
-        await lab.Run(TimeSpan.FromSeconds(10));
 
         victim.Freeze();
         await lab.WaitUntil(() => Others(lab, victim).Any(n => n.Latest!.Unreachable.Contains(victim.Address)), Fault, "a survivor to mark the frozen node unreachable");
@@ -58,10 +56,8 @@ public sealed class FaultScenarios(ITestOutputHelper output)
     [Fact]
     public async Task Crash_one_node_and_its_restart_on_the_same_address_rejoins_while_survivors_serve()
     {
-        using var lab = new Lab(6, Mixed4);
+        using var lab = await Mixed4WithTraffic(6);
         var victim = lab.Nodes[3];
-        await lab.AllUp(Formation);
-        await lab.Run(TimeSpan.FromSeconds(10));
         var oldUid = victim.Latest!.Members.Single(m => m.Address == victim.Address).Uid;
 
         var survivors = Others(lab, victim).ToList();
@@ -139,6 +135,23 @@ public sealed class FaultScenarios(ITestOutputHelper output)
 
     private static IEnumerable<LabNode> Others(Lab lab, LabNode node) => lab.Nodes.Where(n => n != node);
 
+    // The four-node cluster of the fault scenarios, formed, with 10 s of traffic behind it; n4 is the victim.
+    private static async Task<Lab> Mixed4WithTraffic(int subnet, string arguments = "")
+    {
+        var lab = new Lab(subnet, Mixed4, arguments);
+        try
+        {
+            await lab.AllUp(Formation);
+            await lab.Run(TimeSpan.FromSeconds(10));
+            return lab;
+        }
+        catch
+        {
+            lab.Dispose();
+            throw;
+        }
+    }
+
     private async Task Steady(int subnet, TimeSpan duration, bool tls)
     {
         using var authority = tls ? new TestCertificateAuthority(trusted: true) : null;
@@ -172,10 +185,8 @@ public sealed class FaultScenarios(ITestOutputHelper output)
     {
         using var authority = tls ? new TestCertificateAuthority(trusted: true) : null;
         var arguments = authority is null ? "" : $"--tls-pfx \"{authority.IssueForLoopback()}\" --tls-password {TestCertificateAuthority.Password}";
-        using var lab = new Lab(subnet, Mixed4, arguments);
+        using var lab = await Mixed4WithTraffic(subnet, arguments);
         var victim = lab.Nodes[3];
-        await lab.AllUp(Formation);
-        await lab.Run(TimeSpan.FromSeconds(10));
 
         if (lab.Network.HasRealLinks)
         {
