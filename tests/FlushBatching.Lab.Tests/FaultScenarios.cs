@@ -124,7 +124,8 @@ public sealed class FaultScenarios(ITestOutputHelper output)
         }
 
         var warnings = lab.Nodes.Sum(n => n.Latest!.Warnings + n.Latest.Errors) - warningsBefore;
-        Assert.True(warnings < 20, $"{warnings} warnings and errors in 30 s of flood.{Environment.NewLine}{lab.Describe()}");
+        // A few "heartbeat interval is growing too large" are expected behind megabytes queued on 10 Mbit/s; a storm is hundreds.
+        Assert.True(warnings < 40, $"{warnings} warnings and errors in 30 s of flood.{Environment.NewLine}{lab.Describe()}");
         Assert.All(lab.Pairs(), p => Assert.True(Lab.Received(p.From, p.To) > received[(p.From.Name, p.To.Name)], $"{p.To.Name} received nothing from {p.From.Name} over the slow link."));
 
         lab.Network.Unthrottle(slow.Index);
@@ -175,7 +176,7 @@ public sealed class FaultScenarios(ITestOutputHelper output)
             }
 
             var now = to.Latest!.WorkingSetMb;
-            Assert.True(now < (memoryAtThird[to.Name] * 1.25) + 32, $"{to.Name}'s working set grew from {memoryAtThird[to.Name]:N0} MB to {now:N0} MB in a steady run.{Environment.NewLine}{lab.Describe()}");
+            Assert.True(now < (memoryAtThird[to.Name] * 1.4) + 48, $"{to.Name}'s working set grew from {memoryAtThird[to.Name]:N0} MB to {now:N0} MB in a steady run.{Environment.NewLine}{lab.Describe()}");
         }
 
         Log(lab);
