@@ -13,9 +13,10 @@ using FramingByteOrder = FlushBatching.Framing.ByteOrder;
 namespace FlushBatching.Akka;
 
 /// <summary>
-/// One association over a DotNetty channel. <see cref="Write"/> puts the frame (length prefix and payload in one
-/// buffer) on a queue and, only when the queue was idle, schedules one drain on the channel's event loop; the drain
-/// writes everything queued, and the pipeline's <c>BatchingWriterHandler</c> decides the flushes.
+/// One association over a DotNetty channel. <see cref="Write"/> puts the payload (Akka's immutable ByteString, not a
+/// copy) on a queue and, only when the queue was idle, schedules one drain on the channel's event loop; the drain
+/// frames each payload into one buffer (length prefix and payload) and writes it, and the pipeline's
+/// <c>BatchingWriterHandler</c> combines the frames and decides the flushes.
 /// </summary>
 internal sealed class DotNettyAssociationHandle : AssociationHandle
 {
@@ -25,7 +26,7 @@ internal sealed class DotNettyAssociationHandle : AssociationHandle
     private readonly IChannel _channel;
     private readonly FramingByteOrder _byteOrder;
     private readonly FlushBatchingMetrics _metrics;
-    private readonly ConcurrentQueue<IByteBuffer> _queue = new();
+    private readonly ConcurrentQueue<ByteString> _queue = new();
     private int _drainScheduled;
     private Task _lastWrite = Task.CompletedTask;
 
@@ -52,27 +53,7 @@ internal sealed class DotNettyAssociationHandle : AssociationHandle
             return false;
         }
 
-        var length = payload.Length;
-        var frame = _channel.Allocator.Buffer(4 + length);
-        if (_byteOrder == FramingByteOrder.BigEndian)
-        {
-            frame.WriteInt(length);
-        }
-        else
-        {
-            frame.WriteIntLE(length);
-        }
-
-        if (MemoryMarshal.TryGetArray(payload.Memory, out var segment))
-        {
-            frame.WriteBytes(segment.Array, segment.Offset, segment.Count);
-        }
-        else
-        {
-            frame.WriteBytes(payload.ToByteArray());
-        }
-
-        _queue.Enqueue(frame);
+        _queue.Enqueue(payload);
         if (Interlocked.Exchange(ref _drainScheduled, 1) == 0)
         {
             try
@@ -101,23 +82,44 @@ internal sealed class DotNettyAssociationHandle : AssociationHandle
     }
 #pragma warning restore CS0672, CS0618
 
-    /// <summary>Releases frames that never reached the channel; called once the channel is inactive.</summary>
-    public void ReleaseQueued()
-    {
-        while (_queue.TryDequeue(out var frame))
-        {
-            ReferenceCountUtil.SafeRelease(frame);
-        }
-    }
+    /// <summary>Drops payloads that never reached the channel; called once the channel is inactive.</summary>
+    public void ReleaseQueued() => _queue.Clear();
 
     private void Drain()
     {
         // Clear the flag before taking frames: a Write racing with this drain either is taken below or schedules anew.
         Volatile.Write(ref _drainScheduled, 0);
-        while (_queue.TryDequeue(out var frame))
+        while (_queue.TryDequeue(out var payload))
         {
-            _lastWrite = _channel.WriteAsync(frame);
+            _lastWrite = _channel.WriteAsync(Frame(payload));
         }
+    }
+
+    // On the event loop: the frame's buffer comes from the loop's own pool cache, and BatchingWriterHandler, on the
+    // same loop, copies it into its combine buffer and returns it there.
+    private IByteBuffer Frame(ByteString payload)
+    {
+        var length = payload.Length;
+        var frame = _channel.Allocator.Buffer(4 + length);
+        if (_byteOrder == FramingByteOrder.BigEndian)
+        {
+            frame.WriteInt(length);
+        }
+        else
+        {
+            frame.WriteIntLE(length);
+        }
+
+        if (MemoryMarshal.TryGetArray(payload.Memory, out var segment))
+        {
+            frame.WriteBytes(segment.Array, segment.Offset, segment.Count);
+        }
+        else
+        {
+            frame.WriteBytes(payload.ToByteArray());
+        }
+
+        return frame;
     }
 
     private void DrainThenClose()
