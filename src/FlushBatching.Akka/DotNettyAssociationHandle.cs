@@ -4,7 +4,6 @@ using Akka.Actor;
 using Akka.Remote.Transport;
 using DotNetty.Buffers;
 using DotNetty.Common.Concurrency;
-using DotNetty.Common.Utilities;
 using DotNetty.Transport.Channels;
 using FlushBatching.Diagnostics;
 using Google.Protobuf;

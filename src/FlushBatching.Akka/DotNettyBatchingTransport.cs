@@ -225,7 +225,7 @@ public sealed class DotNettyBatchingTransport : Transport
                 : TlsHandler.Server(tls.Certificate);
         }
 
-        var own = tls.RequireMutualAuthentication ? tls.Certificate : null;
+        var own = tls.ClientCertificate;
         return new TlsHandler(
             stream => new SslStream(stream, true, Validate, own is null ? null : (_, _, _, _, _) => own),
             new ClientTlsSettings(BatchingTransportSettings.TargetHost(remote)));

@@ -59,7 +59,7 @@ internal static class SocketSetup
             }
             else
             {
-                var own = tls.RequireMutualAuthentication ? tls.Certificate : null;
+                var own = tls.ClientCertificate;
                 await stream.AuthenticateAsClientAsync(
                     new SslClientAuthenticationOptions
                     {

@@ -73,6 +73,12 @@ public sealed class TlsSettings
     public bool ValidateHostname { get; private init; }
 
     /// <summary>
+    /// The certificate a connector presents to the server: <see cref="Certificate"/> with
+    /// <see cref="RequireMutualAuthentication"/>, none without it, as in Akka.Remote.
+    /// </summary>
+    public X509Certificate2? ClientCertificate => RequireMutualAuthentication ? Certificate : null;
+
+    /// <summary>
     /// When set, decides alone whether a peer's certificate is accepted, in place of the chain and host-name checks:
     /// it is given the certificate (<c>null</c> when the peer presented none), its chain, the errors
     /// <see cref="SslStream"/> found, and the peer's endpoint as text.
