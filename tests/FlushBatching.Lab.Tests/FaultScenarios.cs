@@ -136,6 +136,10 @@ public sealed class FaultScenarios(ITestOutputHelper output)
 
     private static IEnumerable<LabNode> Others(Lab lab, LabNode node) => lab.Nodes.Where(n => n != node);
 
+    // A node's arguments for mutual TLS with a certificate from the authority, or none without one.
+    private static string TlsArguments(TestCertificateAuthority? authority) =>
+        authority is null ? "" : $"--tls-pfx \"{authority.IssueForLoopback()}\" --tls-password {TestCertificateAuthority.Password}";
+
     // The four-node cluster of the fault scenarios, formed, with 10 s of traffic behind it; n4 is the victim.
     private static async Task<Lab> Mixed4WithTraffic(int subnet, string arguments = "")
     {
@@ -156,7 +160,7 @@ public sealed class FaultScenarios(ITestOutputHelper output)
     private async Task Steady(int subnet, TimeSpan duration, bool tls)
     {
         using var authority = tls ? new TestCertificateAuthority(trusted: true) : null;
-        var arguments = authority is null ? "" : $"--tls-pfx \"{authority.IssueForLoopback()}\" --tls-password {TestCertificateAuthority.Password}";
+        var arguments = TlsArguments(authority);
         using var lab = new Lab(subnet, [("n1", Ours), ("n2", Ours), ("n3", OursDotNetty), ("n4", Stock), ("n5", Stock)], arguments);
         await lab.AllUp(Formation);
         var third = duration / 3;
@@ -185,7 +189,7 @@ public sealed class FaultScenarios(ITestOutputHelper output)
     private async Task Partition(int subnet, bool tls)
     {
         using var authority = tls ? new TestCertificateAuthority(trusted: true) : null;
-        var arguments = authority is null ? "" : $"--tls-pfx \"{authority.IssueForLoopback()}\" --tls-password {TestCertificateAuthority.Password}";
+        var arguments = TlsArguments(authority);
         using var lab = await Mixed4WithTraffic(subnet, arguments);
         var victim = lab.Nodes[3];
 

@@ -12,7 +12,7 @@ public sealed class Lab : IDisposable
         Network = LabNetwork.Create(nodes.Length, subnet);
         try
         {
-            var seed = $"akka.{(nodeArguments.Contains("--tls-pfx") ? "ssl." : "")}tcp://lab@{Network.HostOf(0)}:{Network.PortOf(0)}";
+            var seed = LabNode.AddressOf(Network, 0, nodeArguments);
             for (var i = 0; i < nodes.Length; i++)
             {
                 _nodes.Add(new LabNode(Network, i, nodes[i].Name, nodes[i].Transport, seed, nodeArguments));

@@ -19,12 +19,16 @@ public sealed class LabNode : IDisposable
         Index = index;
         Name = name;
         Transport = transport;
-        Address = $"akka.{(extraArguments.Contains("--tls-pfx") ? "ssl." : "")}tcp://lab@{network.HostOf(index)}:{network.PortOf(index)}";
+        Address = AddressOf(network, index, extraArguments);
         Arguments = $"\"{ClusterNodeDll}\" --name {name} --transport {transport} --hostname {network.HostOf(index)} --port {network.PortOf(index)} --seed {seed} {extraArguments}";
         _process = Start();
     }
 
     public LabNetwork Network { get; }
+
+    /// <summary>The Akka address node <paramref name="index"/> has on <paramref name="network"/>, TLS or not by its arguments.</summary>
+    public static string AddressOf(LabNetwork network, int index, string arguments) =>
+        $"akka.{(arguments.Contains("--tls-pfx") ? "ssl." : "")}tcp://lab@{network.HostOf(index)}:{network.PortOf(index)}";
 
     public int Index { get; }
 

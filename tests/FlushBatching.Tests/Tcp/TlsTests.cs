@@ -94,18 +94,7 @@ public sealed class TlsTests : IDisposable
         var server = ConnectionSettings.Default.WithTls(NodeTls(authority.IssueForLoopback()).WithRequireMutualAuthentication(true));
         await using var loopback = Loopback.Listen(server);
 
-        try
-        {
-            // Under TLS 1.3 the client may finish its side before the server refuses it; either way no connection is accepted.
-            var client = await FramedConnector.ConnectAsync(loopback.EndPoint, ConnectionSettings.Default.WithTls(TlsSettings.ForClient().WithValidateHostname(false)));
-            await client.DisposeAsync();
-        }
-        catch (AuthenticationException)
-        {
-        }
-        catch (IOException)
-        {
-        }
+        await ConnectRefusedOrNot(loopback, TlsSettings.ForClient().WithValidateHostname(false));
 
         var rejected = await loopback.WaitRejectedAsync();
         Assert.Contains("presented no certificate", rejected.Message);
@@ -132,17 +121,7 @@ public sealed class TlsTests : IDisposable
         using var untrusted = new TestCertificateAuthority(trusted: false);
         await using var loopback = Loopback.Listen(ConnectionSettings.Default.WithTls(NodeTls(trusted.IssueForLoopback()).WithRequireMutualAuthentication(true)));
 
-        try
-        {
-            var client = await FramedConnector.ConnectAsync(loopback.EndPoint, ConnectionSettings.Default.WithTls(NodeTls(untrusted.IssueForLoopback()).WithRequireMutualAuthentication(true)));
-            await client.DisposeAsync();
-        }
-        catch (AuthenticationException)
-        {
-        }
-        catch (IOException)
-        {
-        }
+        await ConnectRefusedOrNot(loopback, NodeTls(untrusted.IssueForLoopback()).WithRequireMutualAuthentication(true));
 
         var rejected = await loopback.WaitRejectedAsync();
         Assert.Contains("chain does not validate", rejected.Message);
@@ -218,4 +197,18 @@ public sealed class TlsTests : IDisposable
     }
 
     private static TlsSettings NodeTls(string pfxPath) => TlsSettings.FromPfxFile(pfxPath, TestCertificateAuthority.Password);
+
+    // Under TLS 1.3 a client may finish its side before the server refuses its certificate, so the client may or may not
+    // see the refusal; the tests check the listener's side, where no connection is accepted.
+    private static async Task ConnectRefusedOrNot(Loopback loopback, TlsSettings client)
+    {
+        try
+        {
+            var connection = await FramedConnector.ConnectAsync(loopback.EndPoint, ConnectionSettings.Default.WithTls(client));
+            await connection.DisposeAsync();
+        }
+        catch (Exception e) when (e is AuthenticationException or IOException)
+        {
+        }
+    }
 }
