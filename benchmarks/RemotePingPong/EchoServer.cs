@@ -56,11 +56,11 @@ public sealed class EchoServer : ReceiveActor
     public sealed record StartEchoes(string Transport, string Section);
 
     /// <summary>The measured part of a row begins.</summary>
-    public sealed record BeginRow(int Row);
+    public sealed record BeginRow;
 
     /// <summary>The measured part has ended; the reply is a <see cref="ProcessCost"/>.</summary>
-    public sealed record EndRow(int Row);
+    public sealed record EndRow;
 
     /// <summary>Stop the echo system.</summary>
-    public sealed record StopEchoes(int Row);
+    public sealed record StopEchoes;
 }

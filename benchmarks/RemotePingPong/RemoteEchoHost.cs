@@ -10,7 +10,6 @@ internal sealed class RemoteEchoHost : EchoHost
     private readonly IActorRef _server;
     private readonly string? _serverTransport;
     private readonly string _overrides;
-    private int _row;
 
     private RemoteEchoHost(IActorRef server, string serverAddress, string? serverTransport, string overrides)
     {
@@ -35,14 +34,13 @@ internal sealed class RemoteEchoHost : EchoHost
 
     public override async Task<Address> StartAsync(TransportUnderTest transport)
     {
-        _row++;
         var address = await _server.Ask<string>(new EchoServer.StartEchoes(_serverTransport ?? transport.Name, _overrides), Patience);
         return Address.Parse(address);
     }
 
-    public override Task BeginRowAsync() => _server.Ask<bool>(new EchoServer.BeginRow(_row), Patience);
+    public override Task BeginRowAsync() => _server.Ask<bool>(new EchoServer.BeginRow(), Patience);
 
-    public override async Task<ProcessCost?> EndRowAsync() => await _server.Ask<ProcessCost>(new EchoServer.EndRow(_row), Patience);
+    public override async Task<ProcessCost?> EndRowAsync() => await _server.Ask<ProcessCost>(new EchoServer.EndRow(), Patience);
 
-    public override Task StopAsync() => _server.Ask<bool>(new EchoServer.StopEchoes(_row), Patience);
+    public override Task StopAsync() => _server.Ask<bool>(new EchoServer.StopEchoes(), Patience);
 }
