@@ -10,23 +10,45 @@ configuration=Release
 artifacts=artifacts
 command=${1:-test}
 
+# "Failed!  - Failed:     1, Passed:   132, Skipped:     0, ..." or "Passed!  - ...": the named count of a log.
+count_of() {
+  grep -Eo 'Failed: +[0-9]+, Passed: +[0-9]+, Skipped: +[0-9]+' "$2" | tail -1 | sed -E "s/.*$1: +([0-9]+).*/\1/"
+}
+
+# Runs a test project. A run with at most three failed tests runs those once more: a test that passes then is
+# counted as passed and named at the end of the log as flaky (these machines are shared and noisy), a test that
+# fails twice fails the build. Each failure's name and message is kept for the end of the log, where CI shows it.
 run_tests() {
-  local project=$1 log
-  log=$(mktemp)
-  if ! dotnet test "$project" -c "$configuration" --no-build 2>&1 | tee "$log"; then
-    failed_projects+=("$project")
-  fi
-  # "Failed!  - Failed:     0, Passed:   132, Skipped:     0, ..." or "Passed!  - ..."
-  local summary
-  summary=$(grep -Eo 'Failed: +[0-9]+, Passed: +[0-9]+, Skipped: +[0-9]+' "$log" | tail -1 || true)
-  if [[ -z "$summary" ]]; then
+  local project=$1 log retry_log names=() filter failed
+  log=$(mktemp) retry_log=$(mktemp)
+  dotnet test "$project" -c "$configuration" --no-build 2>&1 | tee "$log" || true
+  if [[ -z "$(count_of Passed "$log")" ]]; then
     failed_projects+=("$project (no test summary)")
-  else
-    total_failed=$((total_failed + $(sed -E 's/.*Failed: +([0-9]+).*/\1/' <<<"$summary")))
-    total_passed=$((total_passed + $(sed -E 's/.*Passed: +([0-9]+).*/\1/' <<<"$summary")))
-    total_skipped=$((total_skipped + $(sed -E 's/.*Skipped: +([0-9]+).*/\1/' <<<"$summary")))
+    return
   fi
-  rm -f "$log"
+  awk '/^ +Failed [^!]/ { keep = 1 } /^ +Stack Trace:/ { keep = 0 } keep' "$log" >>"$failure_log"
+  failed=$(count_of Failed "$log")
+  total_passed=$((total_passed + $(count_of Passed "$log")))
+  total_skipped=$((total_skipped + $(count_of Skipped "$log")))
+  if ((failed == 0)); then
+    rm -f "$log" "$retry_log"
+    return
+  fi
+  mapfile -t names < <(sed -nE 's/^ +Failed ([A-Za-z0-9_.]+)[( ].*/\1/p' "$log" | sort -u)
+  if ((failed <= 3 && ${#names[@]} > 0)); then
+    filter=$(printf 'FullyQualifiedName~%s|' "${names[@]}")
+    echo "retrying once: ${names[*]}"
+    if dotnet test "$project" -c "$configuration" --no-build --filter "${filter%|}" 2>&1 | tee "$retry_log" &&
+      [[ "$(count_of Failed "$retry_log")" == 0 ]]; then
+      total_passed=$((total_passed + failed))
+      flaky_tests+=("${names[@]}")
+      rm -f "$log" "$retry_log"
+      return
+    fi
+  fi
+  total_failed=$((total_failed + failed))
+  failed_projects+=("$project")
+  rm -f "$log" "$retry_log"
 }
 
 check_package() {
@@ -77,7 +99,8 @@ case "$command" in
     dotnet build FlushBatching.sln -c "$configuration" --no-restore
     mapfile -t projects < <(git ls-files '*.csproj')
 
-    failed_projects=() total_passed=0 total_failed=0 total_skipped=0
+    failed_projects=() flaky_tests=() total_passed=0 total_failed=0 total_skipped=0
+    failure_log=$(mktemp)
     for project in "${projects[@]}"; do
       if grep -q '<PackageReference Include="Microsoft.NET.Test.Sdk"' "$project"; then run_tests "$project"; fi
     done
@@ -101,6 +124,13 @@ case "$command" in
       --filter '*' --job dry --inProcess --artifacts "$artifacts/benchmarks"
 
     echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
+    if [[ -s "$failure_log" ]]; then
+      echo "failed tests (each with its message; the whole output is above):" >&2
+      cat "$failure_log" >&2
+    fi
+    if ((${#flaky_tests[@]})); then
+      echo "FLAKY: failed, then passed when run again: ${flaky_tests[*]}" >&2
+    fi
     if ((${#failed_projects[@]})) || ((total_failed)); then
       echo "error: tests failed in: ${failed_projects[*]}" >&2
       exit 1

@@ -39,7 +39,7 @@ public abstract partial class TransportSuite
     public async Task Fifty_start_stop_cycles_leave_no_extra_threads_or_open_sockets()
     {
         await Cycle(); // the first cycle loads assemblies and warms the thread pool
-        var threadsBefore = Process.GetCurrentProcess().Threads.Count;
+        var threadsBefore = Threads();
         var socketsBefore = OpenSockets();
 
         for (var i = 0; i < 50; i++)
@@ -48,12 +48,12 @@ public abstract partial class TransportSuite
         }
 
         // Each cycle starts two systems with a connection each way: a leak of one thread or socket per cycle
-        // shows as 50 or more. The thread pool may grow or shrink by a few on its own.
-        var threadsAfter = Process.GetCurrentProcess().Threads.Count;
-        Assert.True(threadsAfter <= threadsBefore + 10, $"threads: {threadsBefore} before, {threadsAfter} after");
+        // shows as 50 or more. The thread pool grows on a busy machine on its own and retires idle threads later,
+        // so the count is awaited, not read once.
+        await Poll.Until(() => Threads() <= threadsBefore + 10, $"threads back to at most {threadsBefore + 10}", seconds: 60);
         if (OperatingSystem.IsLinux())
         {
-            await Poll.Until(() => OpenSockets() <= socketsBefore, $"open sockets back to {socketsBefore} (now {OpenSockets()})");
+            await Poll.Until(() => OpenSockets() <= socketsBefore, $"open sockets back to at most {socketsBefore}");
         }
     }
 
@@ -63,6 +63,12 @@ public abstract partial class TransportSuite
         await using var b = Node.Start("cycle-b", TransportClass);
         b.System.ActorOf(Props.Create<Echo>(), "echo");
         Assert.Equal("ping", await (await b.Resolve(a, "echo")).Ask<string>("ping", AskTimeout));
+    }
+
+    private static int Threads()
+    {
+        using var process = Process.GetCurrentProcess();
+        return process.Threads.Count;
     }
 
     private static int OpenSockets() =>
