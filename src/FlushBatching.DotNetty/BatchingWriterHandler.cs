@@ -24,8 +24,10 @@ namespace FlushBatching.DotNetty;
 /// It also combines writes: a buffer of at most half <see cref="CombineBufferSize"/> bytes is copied into one pooled
 /// combine buffer and released at once, and the combine buffer goes down the pipeline as one write when a flush
 /// trigger fires or a larger write (which passes through as it is) or a message of another type comes along, so the
-/// order of writes is kept. The socket then gets one large buffer instead of many small ones ("passing many small
-/// buffers to writev can be much slower than one big buffer", as gRPC-java measured), and DotNetty's outbound
+/// order of writes is kept. The first small write of a batch is held as it is and copied only when a second one joins
+/// it: a batch of one, the usual case at light load, goes down without a copy or a combine buffer. The socket then
+/// gets one large buffer instead of many small ones ("passing many small buffers to writev can be much slower than one
+/// big buffer", as gRPC-java measured), and DotNetty's outbound
 /// buffer keeps one entry, with one completion, per combine buffer instead of one per message. The task of a
 /// combined write completes when the combine buffer has been written to the socket, or fails with the error that
 /// stopped it, as the write would on its own. <see cref="CombineBufferSize"/> 0 turns combining off.
@@ -86,6 +88,7 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     private readonly int _combineBufferSize;
     private IChannelHandlerContext? _context;
     private IByteBuffer? _combined;
+    private IByteBuffer? _held;
     private TaskCompletionSource? _combinedWritten;
     private ITimer? _timer;
     private bool _timerArmed;
@@ -261,7 +264,9 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         context.Flush();
     }
 
-    // Copies a small buffer into the combine buffer, starting a new one when it is full, and releases the original.
+    // Holds the first small buffer of a batch as it is; copies the second and later ones into a combine buffer (the
+    // held one first), starting a new one when it is full, and releases the originals. A batch of one write therefore
+    // goes down without a copy or a combine buffer: light traffic costs no more than without combining.
     private Task Combine(IChannelHandlerContext context, IByteBuffer buffer)
     {
         if (_combined is { } combined && combined.WritableBytes < buffer.ReadableBytes)
@@ -269,11 +274,31 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
             WriteCombined(context);
         }
 
-        _combined ??= context.Allocator.Buffer(_combineBufferSize, _combineBufferSize);
         _combinedWritten ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        _combined.WriteBytes(buffer, buffer.ReaderIndex, buffer.ReadableBytes);
-        buffer.Release();
+        if (_combined is null && _held is null)
+        {
+            _held = buffer;
+            return _combinedWritten.Task;
+        }
+
+        if (_combined is null)
+        {
+            _combined = context.Allocator.Buffer(_combineBufferSize, _combineBufferSize);
+            if (_held is { } held)
+            {
+                _held = null;
+                CopyAndRelease(_combined, held);
+            }
+        }
+
+        CopyAndRelease(_combined, buffer);
         return _combinedWritten.Task;
+    }
+
+    private static void CopyAndRelease(IByteBuffer target, IByteBuffer buffer)
+    {
+        target.WriteBytes(buffer, buffer.ReaderIndex, buffer.ReadableBytes);
+        buffer.Release();
     }
 
     // A write that is not combined goes after everything combined before it.
@@ -283,26 +308,28 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         return context.WriteAsync(message);
     }
 
-    // Hands the combine buffer down the pipeline; its messages' tasks complete with its write.
+    // Hands the combine buffer (or the one held write) down the pipeline; its messages' tasks complete with its write.
     private void WriteCombined(IChannelHandlerContext context)
     {
-        if (_combined is not { } combined)
+        if ((_combined ?? _held) is not { } combined)
         {
             return;
         }
 
         var completion = _combinedWritten!;
         _combined = null;
+        _held = null;
         _combinedWritten = null;
         context.WriteAsync(combined).ContinueWith(CompleteCombined, completion, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
     }
 
     private void DropCombined(Exception reason)
     {
-        if (_combined is { } combined)
+        if ((_combined ?? _held) is { } combined)
         {
             var completion = _combinedWritten!;
             _combined = null;
+            _held = null;
             _combinedWritten = null;
             combined.Release();
             completion.TrySetException(reason);

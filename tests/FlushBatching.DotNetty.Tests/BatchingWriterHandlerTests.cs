@@ -1,3 +1,4 @@
+using DotNetty.Buffers;
 using DotNetty.Transport.Channels;
 using FlushBatching.Diagnostics;
 
@@ -17,6 +18,35 @@ public sealed class BatchingWriterHandlerTests : BatchingWriterHandlerSuite
 
         Assert.Equal([[0, 1, 2, 3], [4, 5]], ReadBuffers());
         Assert.Equal(2, Probe.Flushes);
+        AssertAllSentInOrder();
+    }
+
+    [Fact]
+    public void A_lone_small_write_goes_down_as_it_is_without_a_copy()
+    {
+        Start(Settings());
+        var buffer = Buffer(8, 0);
+        var written = Channel.WriteAsync(buffer);
+        Channel.RunPendingTasks();
+
+        var sent = Channel.ReadOutbound<IByteBuffer>();
+        Assert.Same(buffer, sent);
+        Assert.True(written.IsCompletedSuccessfully);
+        Assert.Equal(1, Probe.Flushes);
+        sent.Release();
+    }
+
+    [Fact]
+    public void A_held_write_is_combined_first_when_a_second_joins_it_and_before_a_write_that_passes_through()
+    {
+        Start(Settings());
+        Write();
+        Write(size: LargeWrite);
+        Write();
+        Write();
+        Channel.RunPendingTasks();
+
+        Assert.Equal([[0], [1], [2, 3]], ReadBuffers());
         AssertAllSentInOrder();
     }
 
