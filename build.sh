@@ -24,6 +24,7 @@ run_tests() {
   dotnet test "$project" -c "$configuration" --no-build 2>&1 | tee "$log" || true
   if [[ -z "$(count_of Passed "$log")" ]]; then
     failed_projects+=("$project (no test summary)")
+    rm -f "$log" "$retry_log"
     return
   fi
   awk '/^ +Failed [^!]/ { keep = 1 } /^ +Stack Trace:/ { keep = 0 } keep' "$log" >>"$failure_log"

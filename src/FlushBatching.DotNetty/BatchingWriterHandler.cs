@@ -27,10 +27,10 @@ namespace FlushBatching.DotNetty;
 /// order of writes is kept. The first small write of a batch is held as it is and copied only when a second one joins
 /// it: a batch of one, the usual case at light load, goes down without a copy or a combine buffer. The socket then
 /// gets one large buffer instead of many small ones ("passing many small buffers to writev can be much slower than one
-/// big buffer", as gRPC-java measured), and DotNetty's outbound
-/// buffer keeps one entry, with one completion, per combine buffer instead of one per message. The task of a
-/// combined write completes when the combine buffer has been written to the socket, or fails with the error that
-/// stopped it, as the write would on its own. <see cref="CombineBufferSize"/> 0 turns combining off.
+/// big buffer", as gRPC-java measured), and DotNetty's outbound buffer keeps one entry, with one completion, per
+/// combine buffer instead of one per message. The task of a combined write completes when the combine buffer has been
+/// written to the socket, or fails with the error that stopped it, as the write would on its own.
+/// <see cref="CombineBufferSize"/> 0 turns combining off.
 /// </para>
 /// <para>
 /// It counts the readable bytes of <see cref="IByteBuffer"/> messages; any other message counts as a write of 0
