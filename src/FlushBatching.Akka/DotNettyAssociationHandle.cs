@@ -95,7 +95,7 @@ internal sealed class DotNettyAssociationHandle : AssociationHandle
     }
 
     // On the event loop: the frame's buffer comes from the loop's own pool cache, and BatchingWriterHandler, on the
-    // same loop, copies it into its combine buffer and returns it there.
+    // same loop, copies it into its combine buffer and returns it there (or sends it as it is, alone in its batch).
     private IByteBuffer Frame(ByteString payload)
     {
         var length = payload.Length;

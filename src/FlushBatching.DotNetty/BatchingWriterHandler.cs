@@ -21,10 +21,10 @@ namespace FlushBatching.DotNetty;
 /// your application handler (TLS, when present, stays first: it encrypts what this handler flushes).
 /// </para>
 /// <para>
-/// It also combines writes: a buffer of at most half <see cref="CombineBufferSize"/> bytes is copied into one pooled
-/// combine buffer and released at once, and the combine buffer goes down the pipeline as one write when a flush
-/// trigger fires or a larger write (which passes through as it is) or a message of another type comes along, so the
-/// order of writes is kept. The first small write of a batch is held as it is and copied only when a second one joins
+/// It also combines writes: a buffer of at most half <see cref="CombineBufferSize"/> bytes is copied into one combine
+/// buffer (from the channel's allocator) and released at once, and the combine buffer goes down the pipeline as one
+/// write when a flush trigger fires or a larger write (which passes through as it is) or a message of another type
+/// comes along, so the order of writes is kept. The first small write of a batch is held as it is and copied only when a second one joins
 /// it: a batch of one, the usual case at light load, goes down without a copy or a combine buffer. The socket then
 /// gets one large buffer instead of many small ones ("passing many small buffers to writev can be much slower than one
 /// big buffer", as gRPC-java measured), and DotNetty's outbound buffer keeps one entry, with one completion, per
@@ -311,29 +311,30 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     // Hands the combine buffer (or the one held write) down the pipeline; its messages' tasks complete with its write.
     private void WriteCombined(IChannelHandlerContext context)
     {
-        if ((_combined ?? _held) is not { } combined)
+        if (TakeBatch(out var completion) is { } batch)
         {
-            return;
+            context.WriteAsync(batch).ContinueWith(CompleteCombined, completion, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
         }
-
-        var completion = _combinedWritten!;
-        _combined = null;
-        _held = null;
-        _combinedWritten = null;
-        context.WriteAsync(combined).ContinueWith(CompleteCombined, completion, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
     }
 
     private void DropCombined(Exception reason)
     {
-        if ((_combined ?? _held) is { } combined)
+        if (TakeBatch(out var completion) is { } batch)
         {
-            var completion = _combinedWritten!;
-            _combined = null;
-            _held = null;
-            _combinedWritten = null;
-            combined.Release();
+            batch.Release();
             completion.TrySetException(reason);
         }
+    }
+
+    // Takes what waits to go down (the combine buffer or the one held write) and the completion its writes share.
+    private IByteBuffer? TakeBatch(out TaskCompletionSource completion)
+    {
+        var batch = _combined ?? _held;
+        completion = _combinedWritten!;
+        _combined = null;
+        _held = null;
+        _combinedWritten = null;
+        return batch;
     }
 
     private void QueueBurstEnd(IChannelHandlerContext context)
