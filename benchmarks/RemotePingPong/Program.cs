@@ -148,15 +148,7 @@ root.SetAction(async (parse, _) =>
 
         if (latency)
         {
-            Console.WriteLine();
-            Console.WriteLine($"Latency: 1 client, 1 message in flight, {roundTrips} round trips");
-            Console.WriteLine($"{"Transport",-24}{"p50 [us]",10}{"p90 [us]",10}{"p99 [us]",10}{"max [us]",10}");
-            foreach (var transport in transports)
-            {
-                var result = await PingPongRun.LatencyAsync(echoes, transport, roundTrips, payload);
-                report.Latency.Add(result);
-                Console.WriteLine($"{result.Transport,-24}{result.P50Us,10:N0}{result.P90Us,10:N0}{result.P99Us,10:N0}{result.MaxUs,10:N0}");
-            }
+            await Latency(echoes, transports, roundTrips, repeat, payload, report);
         }
     }
     catch (Exception e) when (e is TimeoutException or InvalidSettingException or AskTimeoutException)
@@ -228,6 +220,40 @@ static async Task Throughput(EchoHost echoes, TransportUnderTest[] transports, i
                 $"{Median(rows.Select(row => (double)row.Gen0Collections)):N0}/{Median(rows.Select(row => (double)row.Gen1Collections)):N0}/{Median(rows.Select(row => (double)row.Gen2Collections)):N0}, " +
                 $"{(framesPerSend.Count > 0 ? Median(framesPerSend).ToString("N1") : "-")}{Reasons(rows)}");
         }
+    }
+}
+
+// Interleaved like the throughput rows (each run visits every transport in turn), so a slow spell of the machine
+// falls on all of them; percentiles are medians over the runs.
+static async Task Latency(EchoHost echoes, TransportUnderTest[] transports, int roundTrips, int repeat, int payload, Report report)
+{
+    var runs = transports.Length * repeat;
+    var done = 0;
+    for (var r = 1; r <= repeat; r++)
+    {
+        foreach (var transport in transports)
+        {
+            var result = await PingPongRun.LatencyAsync(echoes, transport, r, roundTrips, payload);
+            report.Latency.Add(result);
+            Console.Error.WriteLine($"[{++done}/{runs}] {result.Transport} latency: p50 {result.P50Us:N0} us, p99 {result.P99Us:N0} us, {result.CpuUsPerRoundTrip:N1} us CPU per round trip");
+        }
+    }
+
+    // Light load is judged against Akka without batching, which flushes every message at once.
+    var reference = transports.Any(t => t.Name == TransportUnderTest.StockNoBatching) ? TransportUnderTest.StockNoBatching : TransportUnderTest.Stock;
+    var referenceP50 = report.Latency.Where(l => l.Transport == reference).Select(l => l.P50Us).ToList();
+    Console.WriteLine();
+    Console.WriteLine($"Latency: 1 client, 1 message in flight, {roundTrips} round trips after {Math.Max(roundTrips / 10, 1)} untimed; medians of {repeat} run(s), max over all");
+    Console.WriteLine($"{"Transport",-24}{"p50 [us]",10}{"CV",6}{"vs " + reference,22}{"p90 [us]",10}{"p99 [us]",10}{"max [us]",10}{"CPU [us/rt]",13}{"CV",6}");
+    foreach (var transport in transports)
+    {
+        var results = report.Latency.Where(l => l.Transport == transport.Name).ToList();
+        var p50 = Median(results.Select(l => l.P50Us));
+        var ratio = referenceP50.Count > 0 ? $"{p50 / Median(referenceP50):N2}x" : "-";
+        Console.WriteLine(
+            $"{transport.Name,-24}{p50,10:N0}{Cv(results.Select(l => l.P50Us)),6:P0}{ratio,22}" +
+            $"{Median(results.Select(l => l.P90Us)),10:N0}{Median(results.Select(l => l.P99Us)),10:N0}{results.Max(l => l.MaxUs),10:N0}" +
+            $"{Median(results.Select(l => l.CpuUsPerRoundTrip)),13:N1}{Cv(results.Select(l => l.CpuUsPerRoundTrip)),6:P0}");
     }
 }
 

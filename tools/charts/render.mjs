@@ -72,7 +72,9 @@ if (args.remote) {
     lineChart({ text: 'RemotePingPong: msgs/sec by client count', subtitle: remote.Machine }, medians(remote.Rows, 'Transport', 'Clients', 'MsgsPerSec'), 'Transport', 'Clients', 'clients'),
     join(args.out, 'remote-throughput.svg'));
   if (remote.Latency.length > 0) {
-    const points = remote.Latency.flatMap((l) => [['p50', l.P50Us], ['p90', l.P90Us], ['p99', l.P99Us]].map(([percentile, us]) => ({ Transport: l.Transport, percentile, us })));
+    // One bar per transport and percentile: the median over the repeated runs.
+    const runs = remote.Latency.flatMap((l) => [['p50', l.P50Us], ['p90', l.P90Us], ['p99', l.P99Us]].map(([percentile, us]) => ({ Transport: l.Transport, percentile, us })));
+    const points = medians(runs, 'Transport', 'percentile', 'us');
     await render(latencyChart({ text: 'RemotePingPong: round trip at one message in flight', subtitle: remote.Machine }, points, 'Transport'), join(args.out, 'remote-latency.svg'));
   }
 }
