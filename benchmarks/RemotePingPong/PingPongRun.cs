@@ -91,6 +91,9 @@ internal static class PingPongRun
         }
     }
 
+    /// <summary>The round trips a latency run makes before it starts timing: a tenth of the timed ones, at least one.</summary>
+    public static int UntimedRoundTrips(int roundTrips) => Math.Max(roundTrips / 10, 1);
+
     /// <summary>
     /// One client with one message in flight: <paramref name="roundTrips"/> timed round trips after a tenth as many
     /// untimed ones, so the association, the JIT and the pools are settled when timing starts.
@@ -102,7 +105,7 @@ internal static class PingPongRun
         var clientSystem = StartClients(transport);
         try
         {
-            var untimed = Math.Max(roundTrips / 10, 1);
+            var untimed = UntimedRoundTrips(roundTrips);
             var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
             var ticks = new long[untimed + roundTrips];
             var pingers = await Deploy(clientSystem, echoAddress, 1, _ => (ticks.Length, 1, done, ticks), payload);

@@ -243,7 +243,7 @@ static async Task Latency(EchoHost echoes, TransportUnderTest[] transports, int 
     var reference = transports.Any(t => t.Name == TransportUnderTest.StockNoBatching) ? TransportUnderTest.StockNoBatching : TransportUnderTest.Stock;
     var referenceP50 = report.Latency.Where(l => l.Transport == reference).Select(l => l.P50Us).ToList();
     Console.WriteLine();
-    Console.WriteLine($"Latency: 1 client, 1 message in flight, {roundTrips} round trips after {Math.Max(roundTrips / 10, 1)} untimed; medians of {repeat} run(s), max over all");
+    Console.WriteLine($"Latency: 1 client, 1 message in flight, {roundTrips} round trips after {PingPongRun.UntimedRoundTrips(roundTrips)} untimed; medians of {repeat} run(s), max over all");
     Console.WriteLine($"{"Transport",-24}{"p50 [us]",10}{"CV",6}{"vs " + reference,22}{"p90 [us]",10}{"p99 [us]",10}{"max [us]",10}{"CPU [us/rt]",13}{"CV",6}");
     foreach (var transport in transports)
     {
