@@ -26,11 +26,7 @@ public static class FrameDecoder
             return false;
         }
 
-        var length = ReadLength(buffer, settings.ByteOrder);
-        if (length < 0 || length > settings.MaximumPayloadSize)
-        {
-            ThrowInvalidLength(length, settings);
-        }
+        var length = ReadLength(buffer, settings);
 
         if (buffer.Length - FramingSettings.HeaderLength < length)
         {
@@ -43,23 +39,40 @@ public static class FrameDecoder
         return true;
     }
 
-    private static int ReadLength(in ReadOnlySequence<byte> buffer, ByteOrder byteOrder)
+    /// <summary>
+    /// Reads a frame's length prefix and checks it, for a reader that cuts frames out of its own buffers (such as a
+    /// DotNetty pipeline): the same check, and the same error, as <see cref="TryReadFrame"/>.
+    /// </summary>
+    /// <param name="header">The frame's first <see cref="FramingSettings.HeaderLength"/> bytes.</param>
+    /// <param name="settings">The byte order and maximum frame size.</param>
+    /// <returns>The length of the payload that follows the prefix.</returns>
+    /// <exception cref="InvalidFrameException">The prefix announces a negative length or a frame above the maximum.</exception>
+    public static int ReadLength(ReadOnlySpan<byte> header, FramingSettings settings)
+    {
+        ArgumentNullException.ThrowIfNull(settings);
+        var length = settings.ByteOrder == ByteOrder.LittleEndian
+            ? BinaryPrimitives.ReadInt32LittleEndian(header)
+            : BinaryPrimitives.ReadInt32BigEndian(header);
+        if (length < 0 || length > settings.MaximumPayloadSize)
+        {
+            ThrowInvalidLength(length, settings);
+        }
+
+        return length;
+    }
+
+    private static int ReadLength(in ReadOnlySequence<byte> buffer, FramingSettings settings)
     {
         var first = buffer.FirstSpan;
         if (first.Length >= FramingSettings.HeaderLength)
         {
-            return ReadLength(first, byteOrder);
+            return ReadLength(first, settings);
         }
 
         Span<byte> header = stackalloc byte[FramingSettings.HeaderLength];
         buffer.Slice(0, FramingSettings.HeaderLength).CopyTo(header);
-        return ReadLength(header, byteOrder);
+        return ReadLength(header, settings);
     }
-
-    private static int ReadLength(ReadOnlySpan<byte> header, ByteOrder byteOrder) =>
-        byteOrder == ByteOrder.LittleEndian
-            ? BinaryPrimitives.ReadInt32LittleEndian(header)
-            : BinaryPrimitives.ReadInt32BigEndian(header);
 
     private static void ThrowInvalidLength(int length, FramingSettings settings) =>
         throw new InvalidFrameException(length < 0

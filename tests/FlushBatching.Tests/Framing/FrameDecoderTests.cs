@@ -91,6 +91,21 @@ public class FrameDecoderTests
         Assert.Contains(announced.ToString(System.Globalization.CultureInfo.InvariantCulture), e.Message);
     }
 
+    [Theory]
+    [InlineData(ByteOrder.LittleEndian)]
+    [InlineData(ByteOrder.BigEndian)]
+    public void ReadLength_reads_a_prefix_in_the_settings_byte_order_and_refuses_what_TryReadFrame_refuses(ByteOrder order)
+    {
+        var settings = FramingSettings.Default.WithByteOrder(order);
+        var header = new byte[4];
+        FrameEncoder.WriteHeader(header, settings.MaximumPayloadSize, order);
+        Assert.Equal(settings.MaximumPayloadSize, FrameDecoder.ReadLength(header, settings));
+
+        FrameEncoder.WriteHeader(header, settings.MaximumPayloadSize + 1, order);
+        var e = Assert.Throws<InvalidFrameException>(() => FrameDecoder.ReadLength(header, settings));
+        Assert.Contains(FramingSettings.MaximumFrameSizeKey, e.Message);
+    }
+
     private sealed class Segments : ReadOnlySequenceSegment<byte>
     {
         private Segments(byte[] bytes, long runningIndex)
