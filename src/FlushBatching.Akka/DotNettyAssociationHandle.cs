@@ -26,6 +26,7 @@ internal sealed class DotNettyAssociationHandle : AssociationHandle
     private readonly FramingByteOrder _byteOrder;
     private readonly FlushBatchingMetrics _metrics;
     private readonly ConcurrentQueue<ByteString> _queue = new();
+    private readonly DotNettyFramePool _frames;
     private int _drainScheduled;
     private Task _lastWrite = Task.CompletedTask;
 
@@ -35,9 +36,10 @@ internal sealed class DotNettyAssociationHandle : AssociationHandle
         _channel = channel;
         _byteOrder = byteOrder;
         _metrics = metrics;
+        _frames = new DotNettyFramePool(channel.EventLoop);
     }
 
-    /// <summary>Frames <paramref name="payload"/> into one buffer (one copy) and queues it.</summary>
+    /// <summary>Queues <paramref name="payload"/> as it is; the drain on the event loop frames it into one buffer (one copy).</summary>
     /// <returns><c>false</c> while the channel is closed or not writable: Akka buffers and retries.</returns>
     public override bool Write(ByteString payload)
     {
@@ -94,12 +96,12 @@ internal sealed class DotNettyAssociationHandle : AssociationHandle
         }
     }
 
-    // On the event loop: the frame's buffer comes from the loop's own pool cache, and BatchingWriterHandler, on the
-    // same loop, copies it into its combine buffer and returns it there (or sends it as it is, alone in its batch).
+    // On the event loop: the frame's buffer comes from the channel's frame pool, and BatchingWriterHandler, on the
+    // same loop, copies it into its combine buffer and releases it back there (or sends it as it is, alone in its batch).
     private IByteBuffer Frame(ByteString payload)
     {
         var length = payload.Length;
-        var frame = _channel.Allocator.Buffer(4 + length);
+        var frame = _frames.Rent(4 + length);
         if (_byteOrder == FramingByteOrder.BigEndian)
         {
             frame.WriteInt(length);

@@ -2,17 +2,16 @@ using System.Net;
 using Akka.Actor;
 using Akka.Event;
 using Akka.Remote.Transport;
-using DotNetty.Buffers;
-using DotNetty.Codecs;
 using DotNetty.Handlers.Tls;
 using DotNetty.Transport.Channels;
+using FlushBatching.Framing;
 using Google.Protobuf;
 
 namespace FlushBatching.Akka;
 
 /// <summary>
 /// The last handler of a <see cref="DotNettyBatchingTransport"/> channel: makes the channel's association handle once
-/// the connection (and its TLS handshake) is up, turns inbound frames into <see cref="InboundPayload"/>s once Akka
+/// the connection (and its TLS handshake) is up, turns inbound payloads into <see cref="InboundPayload"/>s once Akka
 /// has registered its read handler, and reports the end of the association once.
 /// </summary>
 /// <remarks>State is touched on the channel's event loop, except the read-handler registration, which only turns
@@ -72,26 +71,15 @@ internal sealed class DotNettyAssociationHandler : ChannelHandlerAdapter
 
     public override void ChannelRead(IChannelHandlerContext context, object message)
     {
-        var frame = (IByteBuffer)message;
-        try
+        var payload = (ByteString)message;
+        if (_listener is { } listener)
         {
-            // One copy, from the frame into the ByteString's own array.
-            var bytes = frame.HasArray
-                ? ByteString.CopyFrom(frame.Array, frame.ArrayOffset + frame.ReaderIndex, frame.ReadableBytes)
-                : UnsafeByteOperations.UnsafeWrap(frame.GetIoBuffer(frame.ReaderIndex, frame.ReadableBytes).ToArray());
-            if (_listener is { } listener)
-            {
-                listener.Notify(new InboundPayload(bytes));
-            }
-            else
-            {
-                // TLS reads on its own around its handshake: hold what arrives until Akka listens.
-                (_held ??= []).Add(bytes);
-            }
+            listener.Notify(new InboundPayload(payload));
         }
-        finally
+        else
         {
-            frame.Release();
+            // TLS reads on its own around its handshake: hold what arrives until Akka listens.
+            (_held ??= []).Add(payload);
         }
     }
 
@@ -104,7 +92,7 @@ internal sealed class DotNettyAssociationHandler : ChannelHandlerAdapter
     public override void ChannelInactive(IChannelHandlerContext context)
     {
         var info = Disassociation.Report(
-            _transport.Log, _handle?.RemoteAddress ?? _remoteAddress ?? Address.AllSystems, context.Channel, _failure, _failure is DecoderException);
+            _transport.Log, _handle?.RemoteAddress ?? _remoteAddress ?? Address.AllSystems, context.Channel, _failure, _failure is InvalidFrameException);
         _ready.TrySetException(_failure ?? new InvalidAssociationException($"The connection {context.Channel} closed before it was set up."));
         _handle?.ReleaseQueued();
         _listener?.Notify(new Disassociated(info));

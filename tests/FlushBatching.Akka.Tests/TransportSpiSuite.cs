@@ -60,6 +60,31 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Frames_cut_into_pieces_at_any_point_arrive_as_whole_payloads_in_order()
+    {
+        var (_, serverAddress, inbound) = await Listen();
+        using var raw = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true };
+        await raw.ConnectAsync(IPAddress.Loopback, serverAddress.Port!.Value);
+        var reader = new EventCollector();
+        (await inbound.Next<InboundAssociation>()).Association.ReadHandlerSource.SetResult(reader);
+
+        // Payloads of 0 to 300 bytes, framed back to back, sent in pieces of 1 to 7 bytes: every cut, through a
+        // prefix or a payload, happens somewhere.
+        var payloads = Enumerable.Range(0, 40).Select(i => Enumerable.Range(0, i * 7 % 301).Select(b => (byte)(b + i)).ToArray()).ToList();
+        var stream = payloads.SelectMany(p => BitConverter.GetBytes(p.Length).Concat(p)).ToArray();
+        for (int offset = 0, piece = 1; offset < stream.Length; offset += piece, piece = piece % 7 + 1)
+        {
+            await raw.SendAsync(stream.AsMemory(offset, Math.Min(piece, stream.Length - offset)));
+            await Task.Delay(piece == 7 ? 1 : 0);
+        }
+
+        foreach (var payload in payloads)
+        {
+            Assert.Equal(payload, (await reader.Next<InboundPayload>()).Payload.ToByteArray());
+        }
+    }
+
+    [Fact]
     public async Task Associate_to_a_closed_port_fails_with_InvalidAssociationException_without_waiting_for_the_connection_timeout()
     {
         // The refusal (RST) ends the attempt, not the timer: a long timeout keeps the bound far from a slow machine's

@@ -1,0 +1,87 @@
+using DotNetty.Buffers;
+using DotNetty.Transport.Channels;
+using FlushBatching.Framing;
+using Google.Protobuf;
+
+namespace FlushBatching.Akka;
+
+/// <summary>
+/// Cuts the length-prefixed frames out of a <see cref="DotNettyBatchingTransport"/> channel's reads and passes each
+/// payload on as the <see cref="ByteString"/> Akka reads. A payload's bytes are copied once, from the read buffer
+/// straight into the ByteString's own array, which a frame split across reads fills as its bytes arrive: nothing is
+/// accumulated, sliced or copied twice, as a DotNetty frame decoder followed by a copy would.
+/// </summary>
+/// <remarks>
+/// A length the framing refuses (negative, or above <c>maximum-frame-size</c>) is checked from the prefix alone, before
+/// anything is allocated for it, and goes down the pipeline as the core's <see cref="InvalidFrameException"/>; what
+/// the peer sends after it is dropped. Runs on the channel's event loop; one instance per channel.
+/// </remarks>
+internal sealed class DotNettyPayloadDecoder : ChannelHandlerAdapter
+{
+    private readonly FramingSettings _settings;
+    private readonly byte[] _header = new byte[FramingSettings.HeaderLength];
+    private int _headerFilled;
+    private byte[]? _payload;
+    private int _payloadFilled;
+    private bool _refused;
+
+    public DotNettyPayloadDecoder(FramingSettings settings) => _settings = settings;
+
+    public override void ChannelRead(IChannelHandlerContext context, object message)
+    {
+        if (message is not IByteBuffer buffer)
+        {
+            context.FireChannelRead(message);
+            return;
+        }
+
+        try
+        {
+            if (!_refused)
+            {
+                Decode(context, buffer);
+            }
+        }
+        catch (InvalidFrameException e)
+        {
+            _refused = true;
+            context.FireExceptionCaught(e);
+        }
+        finally
+        {
+            buffer.Release();
+        }
+    }
+
+    private void Decode(IChannelHandlerContext context, IByteBuffer buffer)
+    {
+        while (buffer.IsReadable())
+        {
+            if (_payload is null)
+            {
+                var headerBytes = Math.Min(FramingSettings.HeaderLength - _headerFilled, buffer.ReadableBytes);
+                buffer.ReadBytes(_header, _headerFilled, headerBytes);
+                _headerFilled += headerBytes;
+                if (_headerFilled < FramingSettings.HeaderLength)
+                {
+                    return;
+                }
+
+                _headerFilled = 0;
+                var length = FrameDecoder.ReadLength(_header, _settings);
+                _payload = length == 0 ? [] : GC.AllocateUninitializedArray<byte>(length);
+                _payloadFilled = 0;
+            }
+
+            var payloadBytes = Math.Min(_payload.Length - _payloadFilled, buffer.ReadableBytes);
+            buffer.ReadBytes(_payload, _payloadFilled, payloadBytes);
+            _payloadFilled += payloadBytes;
+            if (_payloadFilled == _payload.Length)
+            {
+                var payload = UnsafeByteOperations.UnsafeWrap(_payload);
+                _payload = null;
+                context.FireChannelRead(payload);
+            }
+        }
+    }
+}
