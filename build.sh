@@ -15,15 +15,25 @@ count_of() {
   grep -Eo 'Failed: +[0-9]+, Passed: +[0-9]+, Skipped: +[0-9]+' "$2" | tail -1 | sed -E "s/.*$1: +([0-9]+).*/\1/"
 }
 
+# A test that runs this long is taken as hung: its test host is killed and the test named, so CI ends and says where.
+hang_timeout=5m
+
+# A smoke run of a benchmark that takes this long is taken as hung and fails the build.
+bounded() { timeout --kill-after=30s 10m "$@"; }
+
 # Runs a test project. A run with at most three failed tests runs those once more: a test that passes then is
 # counted as passed and named at the end of the log as flaky (these machines are shared and noisy), a test that
 # fails twice fails the build. Each failure's name and message is kept for the end of the log, where CI shows it.
 run_tests() {
   local project=$1 log retry_log names=() filter failed
   log=$(mktemp) retry_log=$(mktemp)
-  dotnet test "$project" -c "$configuration" --no-build 2>&1 | tee "$log" || true
+  dotnet test "$project" -c "$configuration" --no-build --blame-hang-timeout "$hang_timeout" --blame-hang-dump-type none 2>&1 |
+    tee "$log" || true
+  # A killed test host leaves the lab's node processes behind: end them before the next project.
+  pkill -f "$PWD/lab/ClusterNode/bin/" || true
   if [[ -z "$(count_of Passed "$log")" ]]; then
     failed_projects+=("$project (no test summary)")
+    grep -A1 -E 'aborted|The test running when' "$log" >>"$failure_log" || true
     rm -f "$log" "$retry_log"
     return
   fi
@@ -39,7 +49,8 @@ run_tests() {
   if ((failed <= 3 && ${#names[@]} > 0)); then
     filter=$(printf 'FullyQualifiedName~%s|' "${names[@]}")
     echo "retrying once: ${names[*]}"
-    if dotnet test "$project" -c "$configuration" --no-build --filter "${filter%|}" 2>&1 | tee "$retry_log" &&
+    if dotnet test "$project" -c "$configuration" --no-build --blame-hang-timeout "$hang_timeout" --blame-hang-dump-type none \
+      --filter "${filter%|}" 2>&1 | tee "$retry_log" &&
       [[ "$(count_of Failed "$retry_log")" == 0 ]]; then
       total_passed=$((total_passed + failed))
       flaky_tests+=("${names[@]}")
@@ -80,7 +91,7 @@ smoke_two_processes() {
     echo "error: the RemotePingPong server printed no address" >&2
     exit 1
   fi
-  dotnet "$dll" --role client --server "$address" --transport flushbatching,stock --clients 2 --messages 2000
+  bounded dotnet "$dll" --role client --server "$address" --transport flushbatching,stock --clients 2 --messages 2000
   kill -TERM "$server"
   wait "$server"
   grep -q 'server stopped' "$log" || { cat "$log" >&2; echo "error: the RemotePingPong server did not stop on SIGTERM" >&2; exit 1; }
@@ -116,12 +127,12 @@ case "$command" in
     done
 
     # The benchmarks must run: short smoke runs, not measurements.
-    dotnet run -c "$configuration" --no-build --project benchmarks/TransportPingPong -- --pairs 1,2 --messages 2000
-    dotnet run -c "$configuration" --no-build --project benchmarks/FlushBatching.Benchmarks -- \
+    bounded dotnet run -c "$configuration" --no-build --project benchmarks/TransportPingPong -- --pairs 1,2 --messages 2000
+    bounded dotnet run -c "$configuration" --no-build --project benchmarks/FlushBatching.Benchmarks -- \
       --filter '*FlushPolicy*' '*Framing*' --job dry --inProcess --artifacts "$artifacts/benchmarks"
-    dotnet run -c "$configuration" --no-build --project benchmarks/RemotePingPong -- --clients 1 --messages 2000 --latency --round-trips 200
+    bounded dotnet run -c "$configuration" --no-build --project benchmarks/RemotePingPong -- --clients 1 --messages 2000 --latency --round-trips 200
     smoke_two_processes
-    dotnet run -c "$configuration" --no-build --project benchmarks/FlushBatching.Akka.Benchmarks -- \
+    bounded dotnet run -c "$configuration" --no-build --project benchmarks/FlushBatching.Akka.Benchmarks -- \
       --filter '*' --job dry --inProcess --artifacts "$artifacts/benchmarks"
 
     echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
