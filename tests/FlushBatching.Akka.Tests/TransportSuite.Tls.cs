@@ -28,6 +28,19 @@ public abstract partial class TransportSuite
     }
 
     [Fact]
+    public async Task Over_tls_a_stream_of_small_and_large_messages_arrives_all_in_order_and_byte_identical()
+    {
+        // Sizes log-uniform up to the frame limit: most are small enough to be combined before TLS encrypts them, the
+        // rest pass through between them, so combining, pass-through order and TLS records are all crossed.
+        using var certificate = new SelfSignedCertificate();
+        var tls = Tls(certificate.PfxPath, "suppress-validation = on");
+        await using var a = Node.Start("sender", TransportClass, tls);
+        await using var b = Node.Start("receiver", TransportClass, tls);
+
+        await SendInOrder(a, b, new Payloads(seed: 20261124, count: 20_000, maxSize: 128000 - EnvelopeRoom), "tls");
+    }
+
+    [Fact]
     public async Task A_client_that_rejects_the_certificate_gets_a_clear_error_and_no_association()
     {
         using var certificate = new SelfSignedCertificate();

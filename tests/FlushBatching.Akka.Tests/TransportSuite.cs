@@ -133,23 +133,8 @@ public abstract partial class TransportSuite
     {
         await using var a = Node.Start("sender", TransportClass, setting);
         await using var b = Node.Start("receiver", TransportClass, setting);
-        var payloads = new Payloads(seed: 20261122, count: 100_000, maxSize: 128000 - EnvelopeRoom);
-        var permits = new SemaphoreSlim(8);
-        var done = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
-        b.System.ActorOf(Props.Create(() => new SequenceReceiver(payloads, permits, done)), "receiver");
-        var receiver = await b.Resolve(a, "receiver");
 
-        for (var i = 0; i < payloads.Count; i++)
-        {
-            if (i % SequenceReceiver.Window == 0 && !await permits.WaitAsync(TimeSpan.FromSeconds(60)))
-            {
-                throw new TimeoutException($"The receiver stalled before message {i} (seed {payloads.Seed}, {setting}).");
-            }
-
-            receiver.Tell(payloads.Create(i));
-        }
-
-        Assert.Equal(payloads.Count, await done.Task.WaitAsync(TimeSpan.FromSeconds(120)));
+        await SendInOrder(a, b, new Payloads(seed: 20261122, count: 100_000, maxSize: 128000 - EnvelopeRoom), setting);
     }
 
     [Fact]
@@ -167,5 +152,27 @@ public abstract partial class TransportSuite
         {
             Assert.Equal(i, await echo.Ask<int>(i, AskTimeout));
         }
+    }
+
+    // Sends every payload from a to a SequenceReceiver on b, a window at a time, and waits until all arrived in order
+    // and byte-identical (the receiver checks each against the same sequence).
+    private static async Task SendInOrder(Node a, Node b, Payloads payloads, string what)
+    {
+        var permits = new SemaphoreSlim(8);
+        var done = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
+        b.System.ActorOf(Props.Create(() => new SequenceReceiver(payloads, permits, done)), "receiver");
+        var receiver = await b.Resolve(a, "receiver");
+
+        for (var i = 0; i < payloads.Count; i++)
+        {
+            if (i % SequenceReceiver.Window == 0 && !await permits.WaitAsync(TimeSpan.FromSeconds(60)))
+            {
+                throw new TimeoutException($"The receiver stalled before message {i} (seed {payloads.Seed}, {what}).");
+            }
+
+            receiver.Tell(payloads.Create(i));
+        }
+
+        Assert.Equal(payloads.Count, await done.Task.WaitAsync(TimeSpan.FromSeconds(120)));
     }
 }
