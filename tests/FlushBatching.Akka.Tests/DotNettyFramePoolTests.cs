@@ -16,7 +16,7 @@ public sealed class DotNettyFramePoolTests : IAsyncLifetime
         return Task.CompletedTask;
     }
 
-    public Task DisposeAsync() => _group.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(1));
+    public Task DisposeAsync() => _group.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(1)).WaitAsync(TimeSpan.FromSeconds(30));
 
     [Fact]
     public Task A_frame_released_on_the_event_loop_comes_back_empty_with_one_reference() => OnLoop(() =>

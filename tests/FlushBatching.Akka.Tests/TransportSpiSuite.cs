@@ -14,6 +14,8 @@ namespace FlushBatching.Akka.Tests;
 /// </summary>
 public abstract class TransportSpiSuite : IAsyncLifetime
 {
+    private static readonly TimeSpan ShutdownTimeout = TimeSpan.FromSeconds(30);
+
     private readonly List<Transport> _transports = [];
     private ActorSystem _system = null!;
 
@@ -28,12 +30,13 @@ public abstract class TransportSpiSuite : IAsyncLifetime
 
     public async Task DisposeAsync()
     {
+        // Bounded, so a shutdown that never ends fails this test instead of hanging the run.
         foreach (var transport in _transports)
         {
-            await transport.Shutdown();
+            await transport.Shutdown().WaitAsync(ShutdownTimeout);
         }
 
-        await _system.Terminate();
+        await _system.Terminate().WaitAsync(ShutdownTimeout);
     }
 
     [Fact]
