@@ -38,7 +38,8 @@ internal sealed class DotNettyFramePool
     /// <summary>An empty buffer of at least <paramref name="capacity"/> bytes, with a reference count of 1.</summary>
     public IByteBuffer Rent(int capacity)
     {
-        if (_kept.TryPop(out var frame))
+        // A frame too large to keep is made to measure: growing a kept one would only throw its array away on return.
+        if (capacity <= MaxKeptCapacity && _kept.TryPop(out var frame))
         {
             _keptBytes -= frame.ArrayLength;
             frame.Reuse(capacity);

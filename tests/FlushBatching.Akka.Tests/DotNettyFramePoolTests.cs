@@ -64,6 +64,19 @@ public sealed class DotNettyFramePoolTests : IAsyncLifetime
     });
 
     [Fact]
+    public Task A_frame_above_the_kept_size_leaves_the_kept_frames_for_later() => OnLoop(() =>
+    {
+        var small = _pool.Rent(100);
+        small.Release();
+
+        var large = _pool.Rent(DotNettyFramePool.MaxKeptCapacity + 1);
+        Assert.NotSame(small, large);
+        large.Release();
+
+        Assert.Same(small, _pool.Rent(100));
+    });
+
+    [Fact]
     public Task At_most_MaxKept_frames_are_kept() => OnLoop(() =>
     {
         var frames = Enumerable.Range(0, DotNettyFramePool.MaxKept + 1).Select(_ => _pool.Rent(10)).ToList();
