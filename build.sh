@@ -93,6 +93,15 @@ smoke_two_processes() {
   fi
   bounded dotnet "$dll" --role client --server "$address" --transport flushbatching,stock --clients 2 --messages 2000
   kill -TERM "$server"
+  for _ in $(seq 1 30); do
+    kill -0 "$server" 2>/dev/null || break
+    sleep 1
+  done
+  if kill -0 "$server" 2>/dev/null; then
+    cat "$log" >&2
+    echo "error: the RemotePingPong server did not stop within 30 s of SIGTERM" >&2
+    exit 1
+  fi
   wait "$server"
   grep -q 'server stopped' "$log" || { cat "$log" >&2; echo "error: the RemotePingPong server did not stop on SIGTERM" >&2; exit 1; }
   rm -f "$log"
