@@ -15,8 +15,9 @@ count_of() {
   grep -Eo 'Failed: +[0-9]+, Passed: +[0-9]+, Skipped: +[0-9]+' "$2" | tail -1 | sed -E "s/.*$1: +([0-9]+).*/\1/"
 }
 
-# A test that runs this long is taken as hung: its test host is killed and the test named, so CI ends and says where.
-hang_timeout=5m
+# Every test run: a test that runs 5 minutes is taken as hung, its test host killed and the test named, so CI ends
+# and says where.
+test_options=(-c "$configuration" --no-build --blame-hang-timeout 5m --blame-hang-dump-type none)
 
 # A smoke run of a benchmark that takes this long is taken as hung and fails the build.
 bounded() { timeout --kill-after=30s 10m "$@"; }
@@ -27,8 +28,7 @@ bounded() { timeout --kill-after=30s 10m "$@"; }
 run_tests() {
   local project=$1 log retry_log names=() filter failed
   log=$(mktemp) retry_log=$(mktemp)
-  dotnet test "$project" -c "$configuration" --no-build --blame-hang-timeout "$hang_timeout" --blame-hang-dump-type none 2>&1 |
-    tee "$log" || true
+  dotnet test "$project" "${test_options[@]}" 2>&1 | tee "$log" || true
   # A killed test host leaves the lab's node processes behind: end them before the next project.
   pkill -f "$PWD/lab/ClusterNode/bin/" || true
   if [[ -z "$(count_of Passed "$log")" ]]; then
@@ -49,8 +49,7 @@ run_tests() {
   if ((failed <= 3 && ${#names[@]} > 0)); then
     filter=$(printf 'FullyQualifiedName~%s|' "${names[@]}")
     echo "retrying once: ${names[*]}"
-    if dotnet test "$project" -c "$configuration" --no-build --blame-hang-timeout "$hang_timeout" --blame-hang-dump-type none \
-      --filter "${filter%|}" 2>&1 | tee "$retry_log" &&
+    if dotnet test "$project" "${test_options[@]}" --filter "${filter%|}" 2>&1 | tee "$retry_log" &&
       [[ "$(count_of Failed "$retry_log")" == 0 ]]; then
       total_passed=$((total_passed + failed))
       flaky_tests+=("${names[@]}")
