@@ -1,10 +1,5 @@
-using System.Buffers;
-using System.IO.Pipelines;
 using System.Net;
-using System.Runtime.CompilerServices;
 using System.Net.Sockets;
-using System.Threading.Tasks.Sources;
-using FlushBatching.Batching;
 using FlushBatching.Framing;
 
 namespace FlushBatching.Tcp;
@@ -16,17 +11,11 @@ namespace FlushBatching.Tcp;
 /// </summary>
 /// <remarks>
 /// <para>
-/// Writes: under a short lock, each frame (prefix and payload together, one copy of the payload) is appended
-/// to the connection's current pooled chunk and queued. Only a write that finds the send loop parked wakes it,
-/// so a burst of writes costs one wake-up, no Task, no allocation and no syscall per message. The send loop
-/// takes the whole queue at once and applies the <see cref="FlushPolicy"/>; frames side by side in a chunk go
-/// out as one segment, so a batch is usually one single-buffer send. When the queue is empty it flushes what it
-/// holds (burst end) and parks.
-/// </para>
-/// <para>
-/// Reads: a receive loop fills a <see cref="Pipe"/>; frames are cut from it and handed to the
-/// <see cref="IFrameHandler"/> given to <see cref="Start"/>. Until then inbound frames wait, and TCP flow
-/// control pushes back on the peer.
+/// The work is split as Kestrel's socket transport splits it: a write queue (pooled chunks, one copy of each payload,
+/// back-pressure), a send loop that applies the <see cref="Batching.FlushPolicy"/> and sends each batch in one gathered
+/// send, and a receive side that fills a pipe from the socket and delivers frames to the <see cref="IFrameHandler"/>
+/// given to <see cref="Start"/>. Until then inbound frames wait, and TCP flow control pushes back on the peer. This
+/// class owns their lifetime.
 /// </para>
 /// <para>
 /// Every ending (local close or abort, the peer closing, a socket error, a bad frame) goes through one
@@ -37,74 +26,26 @@ public sealed class FramedConnection : IAsyncDisposable
 {
     private static readonly TimeSpan GracefulCloseTimeout = TimeSpan.FromSeconds(2);
 
-    // Frames are appended to pooled chunks of this size; a larger frame gets a buffer of its own. Few chunks are
-    // out at once, so the pool serves them from its caches, where one buffer per frame would miss under load.
-    private const int ChunkSize = 32 * 1024;
-
     private readonly ConnectionIo _io;
-    private readonly ConnectionSettings _settings;
-    private readonly FramingSettings _framing;
-    private readonly ArrayPool<byte> _pool;
-    private readonly FlushPolicy _policy;
-    private readonly Pipe _input;
-    private readonly SendSignal _signal = new();
-    private readonly object _lock = new();
-    private readonly List<ArraySegment<byte>> _batch = [];
-    private readonly List<ArraySegment<byte>> _sendList = [];
+    private readonly FrameWriteQueue _queue;
+    private readonly FrameSender _sender;
+    private readonly FrameReceiver _receiver;
     private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly Task _receiveLoop;
-    private readonly Task _sendLoop;
-
-    // Guarded by _lock.
-    private List<ArraySegment<byte>> _queue = [];
-    private List<ArraySegment<byte>> _draining = [];
-    private long _unsentBytes;
-    private bool _parked;
-    private bool _closeRequested;
-    private bool _closed;
-    private TaskCompletionSource? _writableWaiter;
-    private byte[]? _chunk;
-    private int _chunkUsed;
-
-    // Touched by the send loop alone: the chunk of the last frame sent, returned once a later chunk is reached.
-    private byte[]? _sentChunk;
-
-    private volatile bool _writable = true;
+    private Task _sending = Task.CompletedTask;
+    private Task<Exception?> _receiving = Task.FromResult<Exception?>(null);
     private IFrameHandler? _handler;
     private int _shutdown;
     private Exception? _closeReason;
 
-    // Written by the send loop or the read loop alone; read through Statistics.
-    private long _framesSent;
-    private long _bytesSent;
-    private long _sends;
-    private long _framesReceived;
-    private long _bytesReceived;
-    private readonly long[] _flushes = new long[Enum.GetValues<FlushReason>().Length];
-
-    internal FramedConnection(Socket socket, ConnectionIo io, ConnectionSettings settings)
+    private FramedConnection(Socket socket, ConnectionIo io, ConnectionSettings settings)
     {
         _io = io;
-        _settings = settings;
-        _framing = settings.Framing;
-        _pool = settings.BufferPool;
-        _policy = new FlushPolicy(settings.Batching, settings.TimeProvider);
+        Settings = settings;
+        _queue = new FrameWriteQueue(settings);
+        _sender = new FrameSender(io, _queue, settings);
+        _receiver = new FrameReceiver(io, settings);
         LocalEndPoint = (IPEndPoint)socket.LocalEndPoint!;
         RemoteEndPoint = (IPEndPoint)socket.RemoteEndPoint!;
-
-        // The pipe must hold two whole frames before it stops reading, or a frame larger than the pause
-        // threshold could never complete.
-        var pause = Math.Max(2L * _framing.MaximumFrameSize, 1024 * 1024);
-        _input = new Pipe(new PipeOptions(
-            pauseWriterThreshold: pause,
-            resumeWriterThreshold: pause / 2,
-            minimumSegmentSize: 16 * 1024,
-            readerScheduler: PipeScheduler.Inline,
-            writerScheduler: PipeScheduler.Inline,
-            useSynchronizationContext: false));
-
-        _receiveLoop = ReceiveLoopAsync();
-        _sendLoop = SendLoopAsync();
     }
 
     /// <summary>The local end of the connection.</summary>
@@ -114,26 +55,17 @@ public sealed class FramedConnection : IAsyncDisposable
     public IPEndPoint RemoteEndPoint { get; }
 
     /// <summary>The settings the connection was made with.</summary>
-    public ConnectionSettings Settings => _settings;
+    public ConnectionSettings Settings { get; }
 
     /// <summary>
     /// Whether <see cref="TryWrite"/> takes writes: <c>false</c> from when unsent bytes pass
     /// <see cref="ConnectionSettings.WriteBufferHighWaterMark"/> until they fall to the low-water mark, and
     /// after the connection is closing.
     /// </summary>
-    public bool IsWritable => _writable;
+    public bool IsWritable => _queue.IsWritable;
 
     /// <summary>Bytes written but not yet handed to the socket.</summary>
-    public long UnsentBytes
-    {
-        get
-        {
-            lock (_lock)
-            {
-                return _unsentBytes;
-            }
-        }
-    }
+    public long UnsentBytes => _queue.UnsentBytes;
 
     /// <summary>Completes when the connection has ended and its socket is released.</summary>
     public Task Completion => _completion.Task;
@@ -142,19 +74,13 @@ public sealed class FramedConnection : IAsyncDisposable
     public Exception? CloseReason => Volatile.Read(ref _closeReason);
 
     /// <summary>A snapshot of this connection's counters.</summary>
-    public ConnectionStatistics Statistics => new()
+    public ConnectionStatistics Statistics => _sender.Statistics with
     {
-        FramesSent = Interlocked.Read(ref _framesSent),
-        BytesSent = Interlocked.Read(ref _bytesSent),
-        Sends = Interlocked.Read(ref _sends),
-        FramesReceived = Interlocked.Read(ref _framesReceived),
-        BytesReceived = Interlocked.Read(ref _bytesReceived),
-        CountFlushes = Interlocked.Read(ref _flushes[(int)FlushReason.Count]),
-        BytesFlushes = Interlocked.Read(ref _flushes[(int)FlushReason.Bytes]),
-        IntervalFlushes = Interlocked.Read(ref _flushes[(int)FlushReason.Interval]),
-        BurstEndFlushes = Interlocked.Read(ref _flushes[(int)FlushReason.BurstEnd]),
-        UnbatchedFlushes = Interlocked.Read(ref _flushes[(int)FlushReason.Unbatched]),
+        FramesReceived = _receiver.FramesReceived,
+        BytesReceived = _receiver.BytesReceived,
     };
+
+    internal bool HasEnded => Volatile.Read(ref _shutdown) != 0;
 
     /// <summary>
     /// Queues one frame carrying <paramref name="payload"/>. Thread-safe, never blocks, and keeps the order of
@@ -167,86 +93,22 @@ public sealed class FramedConnection : IAsyncDisposable
     /// <exception cref="ArgumentException">The payload does not fit in a frame; the message names its size and the limit.</exception>
     public bool TryWrite(ReadOnlySpan<byte> payload)
     {
-        FrameEncoder.EnsurePayloadFits(payload.Length, _framing);
-        if (!_writable)
+        FrameEncoder.EnsurePayloadFits(payload.Length, Settings.Framing);
+        if (!_queue.TryWrite(payload, out var wake))
         {
-            return Refuse();
-        }
-
-        var length = payload.Length + FramingSettings.HeaderLength;
-        bool wake;
-        lock (_lock)
-        {
-            if (!_writable)
-            {
-                return Refuse();
-            }
-
-            var frame = Reserve(length);
-            FrameEncoder.WriteHeader(frame, payload.Length, _framing.ByteOrder);
-            payload.CopyTo(frame.AsSpan(FramingSettings.HeaderLength));
-            _queue.Add(frame);
-            _unsentBytes += length;
-            if (_unsentBytes > _settings.WriteBufferHighWaterMark)
-            {
-                _writable = false;
-            }
-
-            wake = _parked;
-            _parked = false;
+            return false;
         }
 
         if (wake)
         {
-            WakeSendLoop();
+            _sender.Wake();
         }
 
         return true;
     }
 
-    // A refusal is back-pressure unless the connection is closing; only back-pressure is counted.
-    private bool Refuse()
-    {
-        if (!Volatile.Read(ref _closeRequested) && !Volatile.Read(ref _closed))
-        {
-            _settings.Metrics.RecordRefused();
-        }
-
-        return false;
-    }
-
-    // Under _lock: room for one frame, at the end of the current chunk or in a new buffer. Frames fill chunks
-    // strictly in order, which is what lets the send loop return a chunk once it has sent past it.
-    private ArraySegment<byte> Reserve(int length)
-    {
-        if (_chunk is null || ChunkSize - _chunkUsed < length)
-        {
-            _chunk = _pool.Rent(Math.Max(length, ChunkSize));
-            _chunkUsed = 0;
-        }
-
-        var frame = new ArraySegment<byte>(_chunk, _chunkUsed, length);
-        _chunkUsed = length > ChunkSize ? ChunkSize : _chunkUsed + length;
-        return frame;
-    }
-
     /// <summary>Completes when <see cref="TryWrite"/> takes writes again, or the connection has ended.</summary>
-    public Task WhenWritableAsync(CancellationToken cancellationToken = default)
-    {
-        Task task;
-        lock (_lock)
-        {
-            if (_writable || _closed || _closeRequested)
-            {
-                return Task.CompletedTask;
-            }
-
-            _writableWaiter ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-            task = _writableWaiter.Task;
-        }
-
-        return task.WaitAsync(cancellationToken);
-    }
+    public Task WhenWritableAsync(CancellationToken cancellationToken = default) => _queue.WhenWritableAsync(cancellationToken);
 
     /// <summary>
     /// Starts delivering inbound frames to <paramref name="handler"/>, in order, beginning with any that
@@ -261,7 +123,7 @@ public sealed class FramedConnection : IAsyncDisposable
             throw new InvalidOperationException("This connection already has a frame handler.");
         }
 
-        _ = Task.Run(() => ReadLoopAsync(handler));
+        _ = Task.Run(() => DeliverAsync(handler));
     }
 
     /// <summary>
@@ -271,23 +133,9 @@ public sealed class FramedConnection : IAsyncDisposable
     /// <returns><see cref="Completion"/>.</returns>
     public Task CloseAsync()
     {
-        bool wake;
-        lock (_lock)
+        if (_queue.RequestClose(out var wake) && wake)
         {
-            if (_closeRequested || _closed)
-            {
-                return Completion;
-            }
-
-            _closeRequested = true;
-            _writable = false;
-            wake = _parked;
-            _parked = false;
-        }
-
-        if (wake)
-        {
-            WakeSendLoop();
+            _sender.Wake();
         }
 
         return Completion;
@@ -307,315 +155,49 @@ public sealed class FramedConnection : IAsyncDisposable
     /// <inheritdoc />
     public override string ToString() => $"{LocalEndPoint} -> {RemoteEndPoint}";
 
-    private void WakeSendLoop()
+    /// <summary>A connection over <paramref name="io"/>, its send and receive loops running.</summary>
+    internal static FramedConnection Open(Socket socket, ConnectionIo io, ConnectionSettings settings)
     {
-        if (_settings.SendScheduler is { } scheduler)
-        {
-            scheduler.Schedule(SendSignal.Set, _signal);
-        }
-        else
-        {
-            ThreadPool.UnsafeQueueUserWorkItem(_signal, preferLocal: false);
-        }
+        var connection = new FramedConnection(socket, io, settings);
+        connection._receiving = connection.ReceiveAsync();
+        connection._sending = connection.SendAsync();
+        return connection;
     }
 
-    private async Task SendLoopAsync()
+    // An error loses what is buffered anyway, so it ends the connection now, handler or not; a clean end of stream
+    // waits for the handler to read every frame before it.
+    private async Task<Exception?> ReceiveAsync()
     {
-        Exception? error = null;
+        var error = await _receiver.ReceiveFromPeerAsync().ConfigureAwait(false);
+        if (error is not null)
+        {
+            Shutdown(error);
+        }
+
+        return error;
+    }
+
+    private async Task SendAsync()
+    {
         try
         {
-            while (true)
-            {
-                List<ArraySegment<byte>>? frames = null;
-                var park = false;
-                lock (_lock)
-                {
-                    if (_closed)
-                    {
-                        break;
-                    }
-
-                    if (_queue.Count > 0)
-                    {
-                        frames = _queue;
-                        _queue = _draining;
-                        _draining = frames;
-                    }
-                    else if (!_policy.HasPending)
-                    {
-                        if (_closeRequested)
-                        {
-                            break;
-                        }
-
-                        _signal.Reset();
-                        _parked = park = true;
-                    }
-                }
-
-                if (park)
-                {
-                    await _signal.WaitAsync().ConfigureAwait(false);
-                }
-                else if (frames is null)
-                {
-                    // Nothing more is queued: the policy decides the burst has ended.
-                    if (_policy.OnBurstEnd() is var reason and not FlushReason.None)
-                    {
-                        await FlushAsync(reason).ConfigureAwait(false);
-                    }
-                }
-                else
-                {
-                    await GatherAsync(frames).ConfigureAwait(false);
-                }
-            }
-
-            if (Volatile.Read(ref _closeRequested) && !Volatile.Read(ref _closed))
+            await _sender.SendToPeerAsync().ConfigureAwait(false);
+            if (_queue.IsCloseRequested && !HasEnded)
             {
                 await _io.ShutdownSendAsync().ConfigureAwait(false);
-                await Task.WhenAny(_receiveLoop, Task.Delay(GracefulCloseTimeout)).ConfigureAwait(false);
+                await Task.WhenAny(_receiving, Task.Delay(GracefulCloseTimeout)).ConfigureAwait(false);
                 Shutdown(null);
             }
         }
         catch (Exception e)
         {
-            error = e;
-        }
-        finally
-        {
-            ReturnUnsentBuffers();
-        }
-
-        if (error is not null)
-        {
-            Shutdown(error);
+            Shutdown(e);
         }
     }
 
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
-    private async ValueTask GatherAsync(List<ArraySegment<byte>> frames)
+    private async Task DeliverAsync(IFrameHandler handler)
     {
-        for (var i = 0; i < frames.Count; i++)
-        {
-            var frame = frames[i];
-            frames[i] = default;
-            _batch.Add(frame);
-            var reason = _policy.OnWrite(frame.Count);
-            if (reason != FlushReason.None)
-            {
-                await FlushAsync(reason).ConfigureAwait(false);
-            }
-        }
-
-        frames.Clear();
-    }
-
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
-    private async ValueTask FlushAsync(FlushReason reason)
-    {
-        var frames = _batch.Count;
-        var bytes = _policy.PendingBytes;
-
-        // Counted before the send, so that a peer that has read every frame also sees final counters.
-        Interlocked.Add(ref _framesSent, frames);
-        Interlocked.Add(ref _bytesSent, bytes);
-        Interlocked.Increment(ref _sends);
-        Interlocked.Increment(ref _flushes[(int)reason]);
-        _settings.Metrics.RecordSend(frames, bytes, reason);
-
-        // Frames written one after another sit side by side in a chunk: one segment each run, so a batch is
-        // usually a single-buffer send.
-        foreach (var frame in _batch)
-        {
-            var last = _sendList.Count - 1;
-            if (last >= 0 && _sendList[last].Array == frame.Array && _sendList[last].Offset + _sendList[last].Count == frame.Offset)
-            {
-                _sendList[last] = new ArraySegment<byte>(frame.Array!, _sendList[last].Offset, _sendList[last].Count + frame.Count);
-            }
-            else
-            {
-                _sendList.Add(frame);
-            }
-        }
-
-        await _io.SendAsync(_sendList, bytes).ConfigureAwait(false);
-
-        foreach (var segment in _sendList)
-        {
-            MovePastChunk(segment.Array!);
-        }
-
-        _sendList.Clear();
-        _batch.Clear();
-        _policy.OnFlushed();
-
-        TaskCompletionSource? waiter = null;
-        lock (_lock)
-        {
-            _unsentBytes -= bytes;
-            if (!_writable && !_closeRequested && !_closed && _unsentBytes <= _settings.WriteBufferLowWaterMark)
-            {
-                _writable = true;
-                waiter = _writableWaiter;
-                _writableWaiter = null;
-            }
-        }
-
-        waiter?.TrySetResult();
-    }
-
-    // Once the send loop ends: every chunk still held goes back to the pool, each once.
-    private void ReturnUnsentBuffers()
-    {
-        TaskCompletionSource? waiter;
-        byte[]? current;
-        lock (_lock)
-        {
-            _closed = true;
-            _writable = false;
-            ReturnPassedChunks(_batch);
-            ReturnPassedChunks(_draining);
-            ReturnPassedChunks(_queue);
-            current = _chunk;
-            _chunk = null;
-            waiter = _writableWaiter;
-            _writableWaiter = null;
-        }
-
-        if (current is not null)
-        {
-            MovePastChunk(current);
-        }
-
-        ReturnSentChunk();
-        _sendList.Clear();
-        _policy.OnFlushed();
-        waiter?.TrySetResult();
-    }
-
-    private void ReturnPassedChunks(List<ArraySegment<byte>> frames)
-    {
-        foreach (var frame in frames)
-        {
-            if (frame.Array is not null)
-            {
-                MovePastChunk(frame.Array);
-            }
-        }
-
-        frames.Clear();
-    }
-
-    // Send loop only: `chunk` holds the next frame in write order. Chunks fill strictly in order, so reaching a
-    // new one means every frame of the one before is done with, and it goes back to the pool.
-    private void MovePastChunk(byte[] chunk)
-    {
-        if (chunk != _sentChunk)
-        {
-            ReturnSentChunk();
-            _sentChunk = chunk;
-        }
-    }
-
-    private void ReturnSentChunk()
-    {
-        if (_sentChunk is not null)
-        {
-            _pool.Return(_sentChunk);
-            _sentChunk = null;
-        }
-    }
-
-    private async Task ReceiveLoopAsync()
-    {
-        await Task.Yield();
-        var writer = _input.Writer;
-        Exception? error = null;
-        try
-        {
-            while (true)
-            {
-                var received = await _io.ReceiveAsync(writer.GetMemory()).ConfigureAwait(false);
-                if (received == 0)
-                {
-                    break;
-                }
-
-                writer.Advance(received);
-                var flushed = await writer.FlushAsync().ConfigureAwait(false);
-                if (flushed.IsCompleted || flushed.IsCanceled)
-                {
-                    break;
-                }
-            }
-        }
-        catch (Exception e)
-        {
-            error = e;
-        }
-
-        await writer.CompleteAsync(error).ConfigureAwait(false);
-
-        // An error loses what is buffered anyway, so it ends the connection now, handler or not; a clean end of
-        // stream waits for the handler to read every frame before it.
-        if (error is not null)
-        {
-            Shutdown(error);
-        }
-    }
-
-    private async Task ReadLoopAsync(IFrameHandler handler)
-    {
-        var reader = _input.Reader;
-        Exception? error = null;
-        try
-        {
-            while (true)
-            {
-                var result = await reader.ReadAsync().ConfigureAwait(false);
-                var buffer = result.Buffer;
-                long frames = 0;
-                long bytes = 0;
-                try
-                {
-                    while (Volatile.Read(ref _shutdown) == 0 && FrameDecoder.TryReadFrame(ref buffer, _framing, out var payload))
-                    {
-                        frames++;
-                        bytes += payload.Length;
-                        handler.OnFrame(this, payload);
-                    }
-
-                    if (result.IsCanceled || Volatile.Read(ref _shutdown) != 0)
-                    {
-                        break;
-                    }
-
-                    if (result.IsCompleted)
-                    {
-                        if (!buffer.IsEmpty)
-                        {
-                            throw new InvalidFrameException($"The peer closed the connection inside a frame: {buffer.Length} bytes of an unfinished frame were left.");
-                        }
-
-                        break;
-                    }
-                }
-                finally
-                {
-                    reader.AdvanceTo(buffer.Start, buffer.End);
-                    Interlocked.Add(ref _framesReceived, frames);
-                    Interlocked.Add(ref _bytesReceived, bytes);
-                    _settings.Metrics.RecordReceived(frames, bytes);
-                }
-            }
-        }
-        catch (Exception e)
-        {
-            error = e;
-        }
-
-        await reader.CompleteAsync().ConfigureAwait(false);
+        var error = await _receiver.DeliverToHandlerAsync(this, handler).ConfigureAwait(false);
         Shutdown(error);
         await Completion.ConfigureAwait(false);
         handler.OnClosed(this, CloseReason);
@@ -630,20 +212,10 @@ public sealed class FramedConnection : IAsyncDisposable
         }
 
         Volatile.Write(ref _closeReason, reason);
-        lock (_lock)
-        {
-            _closed = true;
-            _writable = false;
-            _parked = false;
-        }
-
+        _queue.Close();
         _io.Dispose();
-        _input.Reader.CancelPendingRead();
-
-        // Always, and not through SendScheduler: a wake already queued there may never run, and an ending must
-        // not wait on that seam. A second wake for the same park is ignored.
-        ThreadPool.UnsafeQueueUserWorkItem(_signal, preferLocal: false);
-
+        _receiver.Cancel();
+        _sender.WakeToStop();
         _ = CompleteWhenLoopsEndAsync();
     }
 
@@ -651,41 +223,7 @@ public sealed class FramedConnection : IAsyncDisposable
     // left to surface as an unobserved task exception.
     private async Task CompleteWhenLoopsEndAsync()
     {
-        await Task.WhenAll(_sendLoop, _receiveLoop).ContinueWith(static _ => { }, TaskScheduler.Default).ConfigureAwait(false);
+        await Task.WhenAll(_sending, _receiving).ContinueWith(static _ => { }, TaskScheduler.Default).ConfigureAwait(false);
         _completion.TrySetResult();
-    }
-
-    /// <summary>The send loop's wake-up: awaitable with no allocation, and a thread-pool work item that completes it.</summary>
-    private sealed class SendSignal : IValueTaskSource, IThreadPoolWorkItem
-    {
-        public static readonly Action<object?> Set = static state => ((SendSignal)state!).Execute();
-
-        private ManualResetValueTaskSourceCore<bool> _source;
-        private int _set;
-
-        // Called by the send loop, under the connection's lock, just before it parks.
-        public void Reset()
-        {
-            _source.Reset();
-            Volatile.Write(ref _set, 0);
-        }
-
-        public ValueTask WaitAsync() => new(this, _source.Version);
-
-        // Any number of wakes may race for one park; the first completes it, the rest do nothing.
-        public void Execute()
-        {
-            if (Interlocked.Exchange(ref _set, 1) == 0)
-            {
-                _source.SetResult(true);
-            }
-        }
-
-        void IValueTaskSource.GetResult(short token) => _source.GetResult(token);
-
-        ValueTaskSourceStatus IValueTaskSource.GetStatus(short token) => _source.GetStatus(token);
-
-        void IValueTaskSource.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
-            _source.OnCompleted(continuation, state, token, flags);
     }
 }

@@ -44,7 +44,7 @@ public static class FramedConnector
             SocketSetup.ApplyOptions(socket, settings);
             await socket.ConnectAsync(remote, timeout.Token).ConfigureAwait(false);
             var io = await SocketSetup.CreateIoAsync(socket, settings, host, timeout.Token).ConfigureAwait(false);
-            return new FramedConnection(socket, io, settings);
+            return FramedConnection.Open(socket, io, settings);
         }
         catch (OperationCanceledException e) when (!cancellationToken.IsCancellationRequested)
         {

@@ -108,7 +108,7 @@ public sealed class FramedListener : IAsyncDisposable
             using var timeout = CancellationTokenSource.CreateLinkedTokenSource(_stopping.Token);
             timeout.CancelAfter(_settings.ConnectTimeout);
             var io = await SocketSetup.CreateIoAsync(socket, _settings, serverName: null, timeout.Token).ConfigureAwait(false);
-            connection = new FramedConnection(socket, io, _settings);
+            connection = FramedConnection.Open(socket, io, _settings);
             _onConnection(connection);
         }
         catch (Exception e)

@@ -1,0 +1,140 @@
+using System.IO.Pipelines;
+using FlushBatching.Framing;
+
+namespace FlushBatching.Tcp;
+
+/// <summary>
+/// A connection's inbound side: one loop receives from the peer into a <see cref="Pipe"/>, another cuts frames from
+/// the pipe and delivers them to the handler. Until a handler is given, frames wait in the pipe, and once it is full,
+/// TCP flow control pushes back on the peer.
+/// </summary>
+internal sealed class FrameReceiver
+{
+    private readonly ConnectionIo _io;
+    private readonly ConnectionSettings _settings;
+    private readonly Pipe _input;
+
+    // Written by the delivery loop alone; read through the statistics.
+    private long _framesReceived;
+    private long _bytesReceived;
+
+    public FrameReceiver(ConnectionIo io, ConnectionSettings settings)
+    {
+        _io = io;
+        _settings = settings;
+
+        // The pipe must hold two whole frames before it stops reading, or a frame larger than the pause
+        // threshold could never complete.
+        var pause = Math.Max(2L * settings.Framing.MaximumFrameSize, 1024 * 1024);
+        _input = new Pipe(new PipeOptions(
+            pauseWriterThreshold: pause,
+            resumeWriterThreshold: pause / 2,
+            minimumSegmentSize: 16 * 1024,
+            readerScheduler: PipeScheduler.Inline,
+            writerScheduler: PipeScheduler.Inline,
+            useSynchronizationContext: false));
+    }
+
+    public long FramesReceived => Interlocked.Read(ref _framesReceived);
+
+    public long BytesReceived => Interlocked.Read(ref _bytesReceived);
+
+    /// <summary>Stops <see cref="DeliverToHandlerAsync"/> at its next look.</summary>
+    public void Cancel() => _input.Reader.CancelPendingRead();
+
+    /// <summary>
+    /// Receives from the peer into the pipe until the peer ends its side (returns <c>null</c>) or receiving fails
+    /// (returns the error). Either way the pipe is completed, so delivery ends after the last whole frame.
+    /// </summary>
+    public async Task<Exception?> ReceiveFromPeerAsync()
+    {
+        await Task.Yield();
+        var writer = _input.Writer;
+        Exception? error = null;
+        try
+        {
+            while (true)
+            {
+                var received = await _io.ReceiveAsync(writer.GetMemory()).ConfigureAwait(false);
+                if (received == 0)
+                {
+                    break;
+                }
+
+                writer.Advance(received);
+                var flushed = await writer.FlushAsync().ConfigureAwait(false);
+                if (flushed.IsCompleted || flushed.IsCanceled)
+                {
+                    break;
+                }
+            }
+        }
+        catch (Exception e)
+        {
+            error = e;
+        }
+
+        await writer.CompleteAsync(error).ConfigureAwait(false);
+        return error;
+    }
+
+    /// <summary>
+    /// Delivers every whole frame to <paramref name="handler"/> in order until the peer's stream ends, delivery is
+    /// cancelled or the connection ends; returns what ended it: <c>null</c> for an orderly end, the
+    /// handler's exception, or an <see cref="InvalidFrameException"/> for a bad frame.
+    /// </summary>
+    public async Task<Exception?> DeliverToHandlerAsync(FramedConnection connection, IFrameHandler handler)
+    {
+        var reader = _input.Reader;
+        var framing = _settings.Framing;
+        Exception? error = null;
+        try
+        {
+            while (true)
+            {
+                var result = await reader.ReadAsync().ConfigureAwait(false);
+                var buffer = result.Buffer;
+                long frames = 0;
+                long bytes = 0;
+                try
+                {
+                    while (!connection.HasEnded && FrameDecoder.TryReadFrame(ref buffer, framing, out var payload))
+                    {
+                        frames++;
+                        bytes += payload.Length;
+                        handler.OnFrame(connection, payload);
+                    }
+
+                    if (result.IsCanceled || connection.HasEnded)
+                    {
+                        break;
+                    }
+
+                    if (result.IsCompleted)
+                    {
+                        if (!buffer.IsEmpty)
+                        {
+                            throw new InvalidFrameException($"The peer closed the connection inside a frame: {buffer.Length} bytes of an unfinished frame were left.");
+                        }
+
+                        break;
+                    }
+                }
+                finally
+                {
+                    reader.AdvanceTo(buffer.Start, buffer.End);
+                    Interlocked.Add(ref _framesReceived, frames);
+                    Interlocked.Add(ref _bytesReceived, bytes);
+                    _settings.Metrics.RecordReceived(frames, bytes);
+                }
+            }
+        }
+        catch (Exception e)
+        {
+            error = e;
+        }
+
+        await reader.CompleteAsync().ConfigureAwait(false);
+        return error;
+    }
+}

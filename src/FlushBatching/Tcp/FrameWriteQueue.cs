@@ -1,0 +1,317 @@
+using System.Buffers;
+using FlushBatching.Framing;
+
+namespace FlushBatching.Tcp;
+
+/// <summary>
+/// A connection's outbound frames between the writers and the send loop: frames in pooled chunks, who owns each
+/// chunk, the back-pressure marks, and whether the send loop is parked. Any thread writes; one send loop takes.
+/// </summary>
+/// <remarks>
+/// Each frame (prefix and payload together, one copy of the payload) is appended to the current pooled chunk under a
+/// short lock. Only a write that finds the send loop parked asks for a wake-up, so a burst costs one wake-up and no
+/// allocation. Frames fill chunks strictly in order, so the send loop returns a chunk once it has sent past it.
+/// </remarks>
+internal sealed class FrameWriteQueue
+{
+    // Frames are appended to pooled chunks of this size; a larger frame gets a buffer of its own. Few chunks are
+    // out at once, so the pool serves them from its caches, where one buffer per frame would miss under load.
+    private const int ChunkSize = 32 * 1024;
+
+    private readonly ConnectionSettings _settings;
+    private readonly ArrayPool<byte> _pool;
+    private readonly object _lock = new();
+
+    // Guarded by _lock.
+    private List<ArraySegment<byte>> _queue = [];
+    private List<ArraySegment<byte>> _taken = [];
+    private long _unsentBytes;
+    private bool _parked;
+    private bool _closeRequested;
+    private bool _closed;
+    private TaskCompletionSource? _writableWaiter;
+    private byte[]? _chunk;
+    private int _chunkUsed;
+
+    // Touched by the send loop alone: the chunk of the last frame sent, returned once a later chunk is reached.
+    private byte[]? _sentChunk;
+
+    private volatile bool _writable = true;
+
+    public FrameWriteQueue(ConnectionSettings settings)
+    {
+        _settings = settings;
+        _pool = settings.BufferPool;
+    }
+
+    /// <summary>What the send loop is to do next.</summary>
+    public enum Next
+    {
+        /// <summary>Send the frames taken.</summary>
+        Send,
+
+        /// <summary>Nothing more is queued: flush what is held, as the burst has ended.</summary>
+        BurstEnd,
+
+        /// <summary>Nothing is queued or held: wait for the signal.</summary>
+        Park,
+
+        /// <summary>The queue is closed, or a close was asked for and everything is sent: stop.</summary>
+        Stop,
+    }
+
+    /// <summary>Whether writes are taken: false from the high-water mark down to the low one, and once closing.</summary>
+    public bool IsWritable => _writable;
+
+    /// <summary>Whether <see cref="RequestClose"/> was called.</summary>
+    public bool IsCloseRequested => Volatile.Read(ref _closeRequested);
+
+    /// <summary>Whether <see cref="Close"/> was called: nothing more is sent.</summary>
+    public bool IsClosed => Volatile.Read(ref _closed);
+
+    /// <summary>Bytes queued and not yet handed to the socket.</summary>
+    public long UnsentBytes
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _unsentBytes;
+            }
+        }
+    }
+
+    /// <summary>Queues one frame carrying <paramref name="payload"/>, or refuses it above the high-water mark or once closing.</summary>
+    /// <param name="payload">The payload; the caller has checked that it fits in a frame.</param>
+    /// <param name="wake">Whether the send loop is parked and must be woken.</param>
+    public bool TryWrite(ReadOnlySpan<byte> payload, out bool wake)
+    {
+        wake = false;
+        if (!_writable)
+        {
+            return Refuse();
+        }
+
+        var length = payload.Length + FramingSettings.HeaderLength;
+        lock (_lock)
+        {
+            if (!_writable)
+            {
+                return Refuse();
+            }
+
+            var frame = Reserve(length);
+            FrameEncoder.WriteHeader(frame, payload.Length, _settings.Framing.ByteOrder);
+            payload.CopyTo(frame.AsSpan(FramingSettings.HeaderLength));
+            _queue.Add(frame);
+            _unsentBytes += length;
+            if (_unsentBytes > _settings.WriteBufferHighWaterMark)
+            {
+                _writable = false;
+            }
+
+            wake = _parked;
+            _parked = false;
+        }
+
+        return true;
+    }
+
+    /// <summary>Completes when writes are taken again, or the queue is closing.</summary>
+    public Task WhenWritableAsync(CancellationToken cancellationToken)
+    {
+        Task task;
+        lock (_lock)
+        {
+            if (_writable || _closed || _closeRequested)
+            {
+                return Task.CompletedTask;
+            }
+
+            _writableWaiter ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            task = _writableWaiter.Task;
+        }
+
+        return task.WaitAsync(cancellationToken);
+    }
+
+    /// <summary>Refuses writes from now on; the send loop sends what is queued, then stops.</summary>
+    /// <param name="wake">Whether the send loop is parked and must be woken.</param>
+    /// <returns><c>false</c> when a close was already asked for, or the queue is closed.</returns>
+    public bool RequestClose(out bool wake)
+    {
+        lock (_lock)
+        {
+            wake = false;
+            if (_closeRequested || _closed)
+            {
+                return false;
+            }
+
+            _closeRequested = true;
+            _writable = false;
+            wake = _parked;
+            _parked = false;
+            return true;
+        }
+    }
+
+    /// <summary>Closes at once: writes are refused, and the send loop stops at its next look.</summary>
+    public void Close()
+    {
+        lock (_lock)
+        {
+            _closed = true;
+            _writable = false;
+            _parked = false;
+        }
+    }
+
+    /// <summary>
+    /// The send loop's look at the queue: takes every frame queued, or says the burst ended, or parks the loop
+    /// (resetting <paramref name="signal"/> under the lock, so no wake-up can fall between).
+    /// </summary>
+    /// <param name="holding">Whether the send loop holds frames not yet flushed.</param>
+    /// <param name="signal">The send loop's wake-up.</param>
+    /// <param name="frames">The frames taken, with <see cref="Next.Send"/>; the send loop clears the list when done.</param>
+    public Next Take(bool holding, SendSignal signal, out List<ArraySegment<byte>> frames)
+    {
+        lock (_lock)
+        {
+            frames = _taken;
+            if (_closed)
+            {
+                return Next.Stop;
+            }
+
+            if (_queue.Count > 0)
+            {
+                (_queue, _taken) = (_taken, _queue);
+                frames = _taken;
+                return Next.Send;
+            }
+
+            if (holding)
+            {
+                return Next.BurstEnd;
+            }
+
+            if (_closeRequested)
+            {
+                return Next.Stop;
+            }
+
+            signal.Reset();
+            _parked = true;
+            return Next.Park;
+        }
+    }
+
+    /// <summary>Send loop only: <paramref name="sent"/> (of <paramref name="bytes"/> bytes) is on the wire.</summary>
+    public void OnSent(List<ArraySegment<byte>> sent, long bytes)
+    {
+        foreach (var segment in sent)
+        {
+            MovePastChunk(segment.Array!);
+        }
+
+        TaskCompletionSource? waiter = null;
+        lock (_lock)
+        {
+            _unsentBytes -= bytes;
+            if (!_writable && !_closeRequested && !_closed && _unsentBytes <= _settings.WriteBufferLowWaterMark)
+            {
+                _writable = true;
+                waiter = _writableWaiter;
+                _writableWaiter = null;
+            }
+        }
+
+        waiter?.TrySetResult();
+    }
+
+    /// <summary>Once the send loop ends: closes the queue and returns every chunk still held, each once.</summary>
+    /// <param name="held">The frames the send loop held unsent.</param>
+    public void ReleaseAll(List<ArraySegment<byte>> held)
+    {
+        TaskCompletionSource? waiter;
+        byte[]? current;
+        lock (_lock)
+        {
+            _closed = true;
+            _writable = false;
+            MovePast(held);
+            MovePast(_taken);
+            MovePast(_queue);
+            current = _chunk;
+            _chunk = null;
+            waiter = _writableWaiter;
+            _writableWaiter = null;
+        }
+
+        if (current is not null)
+        {
+            MovePastChunk(current);
+        }
+
+        ReturnSentChunk();
+        waiter?.TrySetResult();
+    }
+
+    // A refusal is back-pressure unless the queue is closing; only back-pressure is counted.
+    private bool Refuse()
+    {
+        if (!Volatile.Read(ref _closeRequested) && !Volatile.Read(ref _closed))
+        {
+            _settings.Metrics.RecordRefused();
+        }
+
+        return false;
+    }
+
+    // Under _lock: room for one frame, at the end of the current chunk or in a new buffer.
+    private ArraySegment<byte> Reserve(int length)
+    {
+        if (_chunk is null || ChunkSize - _chunkUsed < length)
+        {
+            _chunk = _pool.Rent(Math.Max(length, ChunkSize));
+            _chunkUsed = 0;
+        }
+
+        var frame = new ArraySegment<byte>(_chunk, _chunkUsed, length);
+        _chunkUsed = length > ChunkSize ? ChunkSize : _chunkUsed + length;
+        return frame;
+    }
+
+    private void MovePast(List<ArraySegment<byte>> frames)
+    {
+        foreach (var frame in frames)
+        {
+            if (frame.Array is not null)
+            {
+                MovePastChunk(frame.Array);
+            }
+        }
+
+        frames.Clear();
+    }
+
+    // `chunk` holds the next frame in write order: reaching a new chunk means the one before is done with.
+    private void MovePastChunk(byte[] chunk)
+    {
+        if (chunk != _sentChunk)
+        {
+            ReturnSentChunk();
+            _sentChunk = chunk;
+        }
+    }
+
+    private void ReturnSentChunk()
+    {
+        if (_sentChunk is not null)
+        {
+            _pool.Return(_sentChunk);
+            _sentChunk = null;
+        }
+    }
+}
