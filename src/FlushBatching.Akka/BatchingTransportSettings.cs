@@ -24,27 +24,17 @@ internal sealed class BatchingTransportSettings
     internal const string PublicPortKey = "public-port";
     internal const string DnsUseIpv6Key = "dns-use-ipv6";
     internal const string EnableSslKey = "enable-ssl";
+    internal const string ServerWorkerPoolKey = "server-socket-worker-pool";
+    internal const string ClientWorkerPoolKey = "client-socket-worker-pool";
 
-    private const string SslPrefix = "ssl.";
-    private const string CertificatePrefix = SslPrefix + "certificate.";
-    private const string SuppressValidationKey = SslPrefix + "suppress-validation";
-    private const string RequireMutualAuthenticationKey = SslPrefix + "require-mutual-authentication";
-    private const string ValidateCertificateHostnameKey = SslPrefix + "validate-certificate-hostname";
     private const string PortsAllowed = "a whole number from 0 to 65535";
 
-    private static readonly Dictionary<string, X509KeyStorageFlags> KeyStorageFlags = new()
-    {
-        ["default-key-set"] = X509KeyStorageFlags.DefaultKeySet,
-        ["exportable"] = X509KeyStorageFlags.Exportable,
-        ["machine-key-set"] = X509KeyStorageFlags.MachineKeySet,
-        ["persist-key-set"] = X509KeyStorageFlags.PersistKeySet,
-        ["user-key-set"] = X509KeyStorageFlags.UserKeySet,
-        ["user-protected"] = X509KeyStorageFlags.UserProtected,
-    };
-
     private BatchingTransportSettings(
-        string hostname, string publicHostname, int port, int? publicPort, bool dnsUseIpv6, ConnectionSettings connection)
+        string hostname, string publicHostname, int port, int? publicPort, bool dnsUseIpv6, ConnectionSettings connection,
+        int serverWorkerPoolSize, int clientWorkerPoolSize)
     {
+        ServerWorkerPoolSize = serverWorkerPoolSize;
+        ClientWorkerPoolSize = clientWorkerPoolSize;
         Hostname = hostname;
         PublicHostname = publicHostname;
         Port = port;
@@ -73,6 +63,12 @@ internal sealed class BatchingTransportSettings
     public ConnectionSettings Connection { get; }
 
     public bool EnableSsl => Connection.Tls is not null;
+
+    /// <summary>Event loops for accepted connections, from <c>server-socket-worker-pool</c>, for a stack that has threads of its own.</summary>
+    public int ServerWorkerPoolSize { get; }
+
+    /// <summary>Event loops for outbound connections, from <c>client-socket-worker-pool</c>, for a stack that has threads of its own.</summary>
+    public int ClientWorkerPoolSize { get; }
 
     /// <summary><c>tcp</c>, or <c>ssl.tcp</c> with TLS: Akka prefixes <c>akka.</c>, so addresses read <c>akka.tcp://system@host:port</c>.</summary>
     public string SchemeIdentifier => EnableSsl ? "ssl.tcp" : "tcp";
@@ -123,7 +119,7 @@ internal sealed class BatchingTransportSettings
 
         if (SettingText.ParseBoolean(EnableSslKey, Read(EnableSslKey)))
         {
-            connection = connection.WithTls(ReadTls(config, Read, sslSetup, log));
+            connection = connection.WithTls(TlsSection.Read(config, Read, sslSetup, log));
         }
 
         return new BatchingTransportSettings(
@@ -132,7 +128,9 @@ internal sealed class BatchingTransportSettings
             ParsePort(PortKey, Read(PortKey)),
             publicPort == 0 ? null : publicPort,
             SettingText.ParseBoolean(DnsUseIpv6Key, Read(DnsUseIpv6Key)),
-            connection);
+            connection,
+            WorkerPoolSize(ServerWorkerPoolKey, Read),
+            WorkerPoolSize(ClientWorkerPoolKey, Read));
     }
 
     /// <summary>
@@ -217,104 +215,32 @@ internal sealed class BatchingTransportSettings
         return size == 0 ? SettingText.ParseSize(key, Reference.GetString(key)) : size;
     }
 
+    // As stock sizes its event loop groups: the processor count times pool-size-factor, rounded up, kept between
+    // pool-size-min and pool-size-max.
+    private static int WorkerPoolSize(string pool, Func<string, string> read)
+    {
+        string Key(string name) => pool + "." + name;
+        var min = ParsePoolBound(Key("pool-size-min"), read(Key("pool-size-min")), 1);
+        var max = ParsePoolBound(Key("pool-size-max"), read(Key("pool-size-max")), min);
+        var factorText = read(Key("pool-size-factor"));
+        if (!double.TryParse(factorText, System.Globalization.NumberStyles.Float, System.Globalization.CultureInfo.InvariantCulture, out var factor) || !(factor > 0 && factor <= 1024))
+        {
+            throw new InvalidSettingException(Key("pool-size-factor"), factorText, "a number above 0 and at most 1024, such as 1.0");
+        }
+
+        return (int)Math.Min(Math.Max(Math.Ceiling(Environment.ProcessorCount * factor), min), max);
+    }
+
+    private static int ParsePoolBound(string key, string value, int floor)
+    {
+        var size = SettingText.ParseInteger(key, value);
+        return size >= floor && size <= 1024 ? (int)size : throw new InvalidSettingException(key, value, $"a whole number from {floor} to 1024");
+    }
+
     private static int ParsePort(string key, string value)
     {
         var port = SettingText.ParseInteger(key, value);
         return port is >= 0 and <= 65535 ? (int)port : throw new InvalidSettingException(key, value, PortsAllowed);
-    }
-
-    private static TlsSettings ReadTls(Config config, Func<string, string> read, DotNettySslSetup? sslSetup, ILoggingAdapter? log)
-    {
-        if (sslSetup is not null)
-        {
-            // As stock 1.5.74: a certificate given in code wins over the section, whose ssl keys are then ignored.
-            if (!string.IsNullOrWhiteSpace(read(CertificatePrefix + "path")) || !string.IsNullOrWhiteSpace(read(CertificatePrefix + "thumbprint")))
-            {
-                log?.Warning("Both DotNettySslSetup and HOCON SSL configuration are present. DotNettySslSetup takes precedence and HOCON SSL settings will be ignored.");
-            }
-
-            TlsSettings fromSetup;
-            try
-            {
-                fromSetup = TlsSettings.FromCertificate(sslSetup.Certificate);
-            }
-            catch (ArgumentException e)
-            {
-                throw new InvalidSettingException(nameof(DotNettySslSetup) + "." + nameof(DotNettySslSetup.Certificate), sslSetup.Certificate.Subject, $"a certificate with a usable private key ({e.Message})", e);
-            }
-
-            return Judging(fromSetup, sslSetup.SuppressValidation, sslSetup.RequireMutualAuthentication, sslSetup.ValidateCertificateHostname, sslSetup.CustomValidator, log);
-        }
-
-        // Plain values first, so that a typo is named even when the certificate would not load either.
-        var suppressValidation = SettingText.ParseBoolean(SuppressValidationKey, read(SuppressValidationKey));
-        var requireMutualAuthentication = SettingText.ParseBoolean(RequireMutualAuthenticationKey, read(RequireMutualAuthenticationKey));
-        var validateHostname = SettingText.ParseBoolean(ValidateCertificateHostnameKey, read(ValidateCertificateHostnameKey));
-        var byThumbprint = SettingText.ParseBoolean(CertificatePrefix + "use-thumbprint-over-file", read(CertificatePrefix + "use-thumbprint-over-file"));
-        TlsSettings tls;
-        if (byThumbprint)
-        {
-            var thumbprint = read(CertificatePrefix + "thumbprint");
-            if (string.IsNullOrWhiteSpace(thumbprint))
-            {
-                throw new InvalidSettingException(CertificatePrefix + "thumbprint", thumbprint, "a certificate thumbprint when use-thumbprint-over-file is on");
-            }
-
-            tls = TlsSettings.FromStore(ParseStoreName(read(CertificatePrefix + "store-name")), ParseStoreLocation(read(CertificatePrefix + "store-location")), thumbprint);
-        }
-        else
-        {
-            tls = TlsSettings.FromPfxFile(read(CertificatePrefix + "path"), read(CertificatePrefix + "password"), ParseFlags(config.GetStringList(CertificatePrefix + "flags")));
-        }
-
-        return Judging(tls, suppressValidation, requireMutualAuthentication, validateHostname, customValidator: null, log);
-    }
-
-    // How a peer's certificate is judged, as stock 1.5.74 does: the host connected to is the Akka address's host
-    // (the connector passes it), and a custom validator from DotNettySslSetup decides alone, with Akka's logger.
-    private static TlsSettings Judging(
-        TlsSettings tls, bool suppressValidation, bool requireMutualAuthentication, bool validateHostname,
-        CertificateValidationCallback? customValidator, ILoggingAdapter? log)
-    {
-        tls = tls.WithSuppressValidation(suppressValidation)
-            .WithRequireMutualAuthentication(requireMutualAuthentication)
-            .WithValidateHostname(validateHostname);
-        var logger = log ?? NoLogger.Instance;
-        return customValidator is null
-            ? tls
-            : tls.WithCertificateValidator((certificate, chain, errors, peer) => customValidator(certificate, chain, peer, errors, logger));
-    }
-
-    private static StoreName ParseStoreName(string value)
-    {
-        if (string.IsNullOrWhiteSpace(value))
-        {
-            return StoreName.My;
-        }
-
-        return Enum.TryParse<StoreName>(value, ignoreCase: true, out var name) && Enum.IsDefined(name)
-            ? name
-            : throw new InvalidSettingException(CertificatePrefix + "store-name", value, $"empty, or one of {string.Join(", ", Enum.GetNames<StoreName>())}");
-    }
-
-    private static StoreLocation ParseStoreLocation(string value) => value switch
-    {
-        "current-user" => StoreLocation.CurrentUser,
-        "local-machine" => StoreLocation.LocalMachine,
-        _ => throw new InvalidSettingException(CertificatePrefix + "store-location", value, "current-user or local-machine"),
-    };
-
-    private static X509KeyStorageFlags ParseFlags(IList<string>? names)
-    {
-        var flags = X509KeyStorageFlags.DefaultKeySet;
-        foreach (var name in names ?? [])
-        {
-            flags |= KeyStorageFlags.TryGetValue(name, out var flag)
-                ? flag
-                : throw new InvalidSettingException(CertificatePrefix + "flags", name, $"a list of any of {string.Join(", ", KeyStorageFlags.Keys)}");
-        }
-
-        return flags;
     }
 
     private static Config LoadReference()

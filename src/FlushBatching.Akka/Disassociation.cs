@@ -2,10 +2,11 @@ using System.Net.Sockets;
 using Akka.Actor;
 using Akka.Event;
 using Akka.Remote.Transport;
+using FlushBatching.Framing;
 
 namespace FlushBatching.Akka;
 
-/// <summary>How both transports report the end of an association: one log line at most, and the reason Akka is told.</summary>
+/// <summary>How an association's end is reported: one log line at most, and the reason Akka is told.</summary>
 internal static class Disassociation
 {
     /// <summary>Logs why the association ended, unless it ended in order, and says what to tell Akka.</summary>
@@ -13,14 +14,13 @@ internal static class Disassociation
     /// <param name="remote">The peer's Akka address.</param>
     /// <param name="connection">The connection, as text naming both endpoints.</param>
     /// <param name="reason">What ended it: <c>null</c> for an orderly close.</param>
-    /// <param name="isBadFrame">Whether <paramref name="reason"/> says the peer sent a frame this framing refuses.</param>
-    public static DisassociateInfo Report(ILoggingAdapter log, Address remote, object connection, Exception? reason, bool isBadFrame)
+    public static DisassociateInfo Report(ILoggingAdapter log, Address remote, object connection, Exception? reason)
     {
         switch (reason)
         {
             case null:
                 return DisassociateInfo.Unknown;
-            case not null when isBadFrame:
+            case InvalidFrameException:
                 log.Warning("Dropped association [{0}] ({1}): bad frame from the peer: {2}", remote, connection, reason.Message);
                 return DisassociateInfo.Unknown;
             case SocketException { SocketErrorCode: SocketError.ConnectionReset or SocketError.ConnectionAborted or SocketError.OperationAborted }:

@@ -3,20 +3,18 @@ using System.Collections.Concurrent;
 namespace FlushBatching.Akka;
 
 /// <summary>The connections a transport has open, each forgotten when it ends, so that shutdown can close the rest.</summary>
-/// <typeparam name="T">The connection type: a core connection or a DotNetty channel.</typeparam>
-internal sealed class OpenConnections<T>
-    where T : notnull
+internal sealed class OpenConnections
 {
-    private readonly ConcurrentDictionary<T, byte> _open = new();
+    private readonly ConcurrentDictionary<ITransportConnection, byte> _open = new();
 
-    /// <summary>Holds <paramref name="connection"/> until <paramref name="ended"/> completes.</summary>
-    public void Add(T connection, Task ended)
+    /// <summary>Holds <paramref name="connection"/> until it ends.</summary>
+    public void Add(ITransportConnection connection)
     {
         _open[connection] = 0;
-        ended.ContinueWith(
+        connection.Completion.ContinueWith(
             static (_, state) =>
             {
-                var (open, connection) = ((ConcurrentDictionary<T, byte>, T))state!;
+                var (open, connection) = ((ConcurrentDictionary<ITransportConnection, byte>, ITransportConnection))state!;
                 open.TryRemove(connection, out var _);
             },
             (_open, connection),
@@ -25,6 +23,6 @@ internal sealed class OpenConnections<T>
             TaskScheduler.Default);
     }
 
-    /// <summary>Closes every connection still open and waits for all of them.</summary>
-    public Task CloseAll(Func<T, Task> close) => Task.WhenAll(_open.Keys.Select(close));
+    /// <summary>Closes every connection still open, sending what each has queued first, and waits for all of them.</summary>
+    public Task CloseAll() => Task.WhenAll(_open.Keys.Select(connection => connection.CloseAsync()));
 }

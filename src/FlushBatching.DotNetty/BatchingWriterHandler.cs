@@ -3,6 +3,7 @@ using DotNetty.Transport.Channels;
 using DotNetty.Transport.Channels.Sockets;
 using FlushBatching.Batching;
 using FlushBatching.Diagnostics;
+using FlushBatching.Framing;
 
 namespace FlushBatching.DotNetty;
 
@@ -86,6 +87,9 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     private readonly TimeProvider _timeProvider;
     private readonly FlushBatchingMetrics _metrics;
     private readonly int _combineBufferSize;
+    private readonly FramingSettings? _framing;
+    private readonly int _prefixLength;
+    private readonly byte[] _prefix = new byte[FramingSettings.HeaderLength];
     private IChannelHandlerContext? _context;
     private IByteBuffer? _combined;
     private IByteBuffer? _held;
@@ -120,6 +124,23 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     /// <param name="metrics">Where flushes are counted.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="combineBufferSize"/> is negative or above <see cref="MaxCombineBufferSize"/>.</exception>
     public BatchingWriterHandler(BatchingSettings settings, int combineBufferSize, TimeProvider timeProvider, FlushBatchingMetrics metrics)
+        : this(settings, combineBufferSize, timeProvider, metrics, framing: null)
+    {
+    }
+
+    /// <summary>
+    /// Creates a handler that also frames: each <see cref="IByteBuffer"/> written is a payload, and the handler writes
+    /// its 4-byte length prefix (in <paramref name="framing"/>'s byte order) where it combines, so a small payload is
+    /// copied once, prefix and all, and a large one goes to the socket as it is, after a prefix of its own. With it, no
+    /// length-field encoder is needed in the pipeline.
+    /// </summary>
+    /// <param name="settings">When to flush.</param>
+    /// <param name="combineBufferSize">The size of a combine buffer; frames up to half of it are combined. 0 turns combining off.</param>
+    /// <param name="timeProvider">The clock for <see cref="BatchingSettings.FlushInterval"/>, and its timer.</param>
+    /// <param name="metrics">Where flushes are counted.</param>
+    /// <param name="framing">The byte order of the length prefix; <c>null</c> writes messages as they are.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="combineBufferSize"/> is negative or above <see cref="MaxCombineBufferSize"/>.</exception>
+    public BatchingWriterHandler(BatchingSettings settings, int combineBufferSize, TimeProvider timeProvider, FlushBatchingMetrics metrics, FramingSettings? framing)
     {
         ArgumentNullException.ThrowIfNull(settings);
         ArgumentOutOfRangeException.ThrowIfNegative(combineBufferSize);
@@ -128,6 +149,8 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         _metrics = metrics ?? throw new ArgumentNullException(nameof(metrics));
         _policy = new FlushPolicy(settings, timeProvider);
         _combineBufferSize = combineBufferSize;
+        _framing = framing;
+        _prefixLength = framing is null ? 0 : FramingSettings.HeaderLength;
     }
 
     /// <summary>The settings this handler flushes by.</summary>
@@ -151,7 +174,7 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     /// <summary>Passes the write on without flushing, and flushes when a trigger says so.</summary>
     public override Task WriteAsync(IChannelHandlerContext context, object message)
     {
-        var bytes = message is IByteBuffer buffer ? buffer.ReadableBytes : 0;
+        var bytes = message is IByteBuffer buffer ? buffer.ReadableBytes + _prefixLength : 0;
         _writes++;
         var reason = _policy.OnWrite(bytes);
         var written = message is IByteBuffer small && bytes <= _combineBufferSize / 2 && context.Channel.Open
@@ -269,13 +292,15 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     // goes down without a copy or a combine buffer: light traffic costs no more than without combining.
     private Task Combine(IChannelHandlerContext context, IByteBuffer buffer)
     {
-        if (_combined is { } combined && combined.WritableBytes < buffer.ReadableBytes)
+        if (_combined is { } combined && combined.WritableBytes < buffer.ReadableBytes + _prefixLength)
         {
             WriteCombined(context);
         }
 
         _combinedWritten ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        if (_combined is null && _held is null)
+
+        // A payload cannot go down as it is, without its prefix: framing always combines.
+        if (_combined is null && _held is null && _framing is null)
         {
             _held = buffer;
             return _combinedWritten.Task;
@@ -291,8 +316,18 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
             }
         }
 
+        WritePrefix(_combined, buffer.ReadableBytes);
         CopyAndRelease(_combined, buffer);
         return _combinedWritten.Task;
+    }
+
+    private void WritePrefix(IByteBuffer target, int payloadLength)
+    {
+        if (_framing is { } framing)
+        {
+            FrameEncoder.WriteHeader(_prefix, payloadLength, framing.ByteOrder);
+            target.WriteBytes(_prefix);
+        }
     }
 
     private static void CopyAndRelease(IByteBuffer target, IByteBuffer buffer)
@@ -305,6 +340,13 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     private Task PassThrough(IChannelHandlerContext context, object message)
     {
         WriteCombined(context);
+        if (_framing is not null && message is IByteBuffer payload)
+        {
+            var prefix = context.Allocator.Buffer(FramingSettings.HeaderLength);
+            WritePrefix(prefix, payload.ReadableBytes);
+            context.WriteAsync(prefix);
+        }
+
         return context.WriteAsync(message);
     }
 

@@ -44,6 +44,8 @@ public sealed class BatchingTransportSettingsTests
                 "ssl.certificate.thumbprint", "ssl.certificate.store-name", "ssl.certificate.store-location",
                 "ssl.certificate.flags", "ssl.suppress-validation", "ssl.require-mutual-authentication",
                 "ssl.validate-certificate-hostname",
+                "server-socket-worker-pool.pool-size-min", "server-socket-worker-pool.pool-size-factor", "server-socket-worker-pool.pool-size-max",
+                "client-socket-worker-pool.pool-size-min", "client-socket-worker-pool.pool-size-factor", "client-socket-worker-pool.pool-size-max",
             ]);
 
         Assert.Equal(string.Join(" ", expected.Order()), string.Join(" ", keys.Order()));
@@ -102,6 +104,20 @@ public sealed class BatchingTransportSettingsTests
     }
 
     [Fact]
+    public void Worker_pools_are_sized_as_stock_sizes_them_from_the_processor_count_within_their_bounds()
+    {
+        var defaults = BatchingTransportSettings.Create(Config.Empty);
+        var set = BatchingTransportSettings.Create(ConfigurationFactory.ParseString("""
+            server-socket-worker-pool { pool-size-min = 3, pool-size-factor = 0.5, pool-size-max = 64 }
+            client-socket-worker-pool { pool-size-min = 1, pool-size-factor = 4.0, pool-size-max = 1 }
+            """));
+
+        Assert.Equal((2, 2), (defaults.ServerWorkerPoolSize, defaults.ClientWorkerPoolSize));
+        Assert.Equal(Math.Max(3, (int)Math.Ceiling(Environment.ProcessorCount * 0.5)), set.ServerWorkerPoolSize);
+        Assert.Equal(1, set.ClientWorkerPoolSize);
+    }
+
+    [Fact]
     public void Stock_zero_water_marks_mean_the_transport_defaults()
     {
         var settings = BatchingTransportSettings.Create(ConfigurationFactory.ParseString(
@@ -132,6 +148,9 @@ public sealed class BatchingTransportSettingsTests
     [InlineData("enable-ssl = on\nssl.require-mutual-authentication = 2", "ssl.require-mutual-authentication", "2")]
     [InlineData("enable-ssl = on\nssl.validate-certificate-hostname = strict", "ssl.validate-certificate-hostname", "strict")]
     [InlineData("dns-use-ipv6 = maybe", "dns-use-ipv6", "maybe")]
+    [InlineData("server-socket-worker-pool.pool-size-min = 0", "server-socket-worker-pool.pool-size-min", "0")]
+    [InlineData("client-socket-worker-pool { pool-size-min = 3, pool-size-max = 2 }", "client-socket-worker-pool.pool-size-max", "2")]
+    [InlineData("server-socket-worker-pool.pool-size-factor = lots", "server-socket-worker-pool.pool-size-factor", "lots")]
     public void A_bad_value_is_refused_naming_the_key_and_the_value(string hocon, string key, string value)
     {
         var e = Assert.Throws<InvalidSettingException>(() => BatchingTransportSettings.Create(ConfigurationFactory.ParseString(hocon)));
@@ -153,6 +172,7 @@ public sealed class BatchingTransportSettingsTests
 
         Assert.Contains("ssl.require-mutual-authentication", shared);
         Assert.Contains("ssl.validate-certificate-hostname", shared);
+        Assert.Contains("server-socket-worker-pool.pool-size-factor", shared);
         Assert.All(shared, key => Assert.True(
             Normalize(stock.GetString(key)) == Normalize(ours.GetString(key)),
             $"{key}: stock {stock.GetString(key)}, ours {ours.GetString(key)}"));

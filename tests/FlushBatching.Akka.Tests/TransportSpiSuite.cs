@@ -168,6 +168,20 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Shutdown_is_safe_to_repeat_and_later_calls_return_the_first_call_s_task()
+    {
+        var (server, serverAddress, _) = await Listen();
+        var (client, _, _) = await Listen();
+        await client.Associate(serverAddress);
+
+        var first = server.Shutdown();
+        var second = server.Shutdown();
+
+        Assert.Same(first, second);
+        Assert.True(await first.WaitAsync(ShutdownTimeout));
+    }
+
+    [Fact]
     public async Task Shutdown_closes_the_port_and_ends_every_association()
     {
         var (server, serverAddress, inbound) = await Listen();

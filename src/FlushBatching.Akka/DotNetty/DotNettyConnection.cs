@@ -1,0 +1,228 @@
+using System.Collections.Concurrent;
+using System.Net;
+using System.Net.Security;
+using System.Runtime.InteropServices;
+using System.Security.Authentication;
+using System.Security.Cryptography.X509Certificates;
+using DotNetty.Buffers;
+using DotNetty.Common.Concurrency;
+using DotNetty.Handlers.Tls;
+using DotNetty.Transport.Channels;
+using FlushBatching.Framing;
+using FlushBatching.Tcp;
+using TlsSettings = FlushBatching.Tcp.TlsSettings;
+using Google.Protobuf;
+
+namespace FlushBatching.Akka;
+
+/// <summary>
+/// A DotNetty channel as the adapter's <see cref="ITransportConnection"/>, and the last handler of its pipeline.
+/// <see cref="TryWrite"/> puts Akka's payload (an immutable ByteString, not a copy) on a queue and, only when the
+/// queue was idle, schedules one drain on the channel's event loop; the drain hands each payload down the pipeline
+/// wrapped, not copied, and <c>BatchingWriterHandler</c> writes its length prefix, combines small frames with one copy,
+/// passes large ones through and decides the flushes.
+/// </summary>
+/// <remarks>
+/// State is touched on the channel's event loop, except the write queue and its flag. Reads stay off until the
+/// adapter calls <see cref="StartReading"/>; what TLS reads around its handshake before that is held.
+/// </remarks>
+internal sealed class DotNettyConnection : ChannelHandlerAdapter, ITransportConnection
+{
+    private static readonly Action<object> DrainTask = static state => ((DotNettyConnection)state).Drain();
+    private static readonly Action<object> CloseTask = static state => ((DotNettyConnection)state).DrainThenClose();
+
+    private readonly IChannel _channel;
+    private readonly ConnectionSettings _settings;
+    private readonly TaskCompletionSource<DotNettyConnection> _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly ConcurrentQueue<ByteString> _queue = new();
+    private int _drainScheduled;
+    private IChannelHandlerContext? _context;
+    private Task _lastWrite = Task.CompletedTask;
+    private IPayloadReceiver? _receiver;
+    private List<ByteString>? _held;
+    private Exception? _failure;
+    private string? _refusal;
+    private bool _ended;
+
+    public DotNettyConnection(IChannel channel, ConnectionSettings settings)
+    {
+        _channel = channel;
+        _settings = settings;
+    }
+
+    /// <summary>Completes once the connection (and its TLS handshake) is up; fails if it ends before.</summary>
+    public Task<DotNettyConnection> Ready => _ready.Task;
+
+    public IPEndPoint LocalEndPoint => (IPEndPoint)_channel.LocalAddress;
+
+    public IPEndPoint RemoteEndPoint => (IPEndPoint)_channel.RemoteAddress;
+
+    public Task Completion => _channel.CloseCompletion;
+
+    public bool TryWrite(ByteString payload)
+    {
+        FrameEncoder.EnsurePayloadFits(payload.Length, _settings.Framing);
+        if (!_channel.Open)
+        {
+            return false;
+        }
+
+        if (!_channel.IsWritable)
+        {
+            _settings.Metrics.RecordRefused();
+            return false;
+        }
+
+        _queue.Enqueue(payload);
+        if (Interlocked.Exchange(ref _drainScheduled, 1) == 0)
+        {
+            try
+            {
+                _channel.EventLoop.Execute(DrainTask, this);
+            }
+            catch (RejectedExecutionException)
+            {
+                // The transport shut its event loops down under this write: the channel is gone.
+                _queue.Clear();
+                return false;
+            }
+        }
+
+        return true;
+    }
+
+    public void StartReading(IPayloadReceiver receiver)
+    {
+        try
+        {
+            _channel.EventLoop.Execute(() =>
+            {
+                _receiver = receiver;
+                foreach (var held in _held ?? [])
+                {
+                    receiver.OnPayload(held);
+                }
+
+                _held = null;
+                if (_ended)
+                {
+                    receiver.OnClosed(_failure);
+                    return;
+                }
+
+                _channel.Configuration.AutoRead = true;
+                _channel.Read();
+            });
+        }
+        catch (RejectedExecutionException)
+        {
+            receiver.OnClosed(_failure);
+        }
+    }
+
+    /// <summary>Writes and flushes what is queued, waits until it is on the wire, then closes.</summary>
+    public Task CloseAsync()
+    {
+        if (_channel.Open && !_channel.EventLoop.IsShuttingDown)
+        {
+            _channel.EventLoop.Execute(CloseTask, this);
+        }
+
+        return Completion;
+    }
+
+    public void Abort() => _channel.CloseAsync();
+
+    /// <summary>Judges the peer's certificate by the connection's <see cref="TlsSettings"/>, keeping the reason of a refusal.</summary>
+    public bool JudgePeer(object sender, X509Certificate? certificate, X509Chain? chain, SslPolicyErrors errors)
+    {
+        _refusal = _settings.Tls!.Judge(certificate, chain, errors, _channel.RemoteAddress?.ToString() ?? "the peer");
+        return _refusal is null;
+    }
+
+    public override string ToString() => $"{_channel.LocalAddress} -> {_channel.RemoteAddress}";
+
+    public override void HandlerAdded(IChannelHandlerContext context) => _context = context;
+
+    public override void ChannelActive(IChannelHandlerContext context)
+    {
+        if (_settings.Tls is null)
+        {
+            _ready.TrySetResult(this);
+        }
+        else
+        {
+            // Reads are off until Akka registers its read handler, but the handshake needs them: ask for the first.
+            context.Read();
+        }
+
+        context.FireChannelActive();
+    }
+
+    public override void UserEventTriggered(IChannelHandlerContext context, object evt)
+    {
+        if (evt is TlsHandshakeCompletionEvent { IsSuccessful: true })
+        {
+            _ready.TrySetResult(this);
+        }
+        else if (evt is TlsHandshakeCompletionEvent failed)
+        {
+            // As the core's sockets say it: the reason the certificate was refused, when one was.
+            _failure = _refusal is null ? failed.Exception : new AuthenticationException(_refusal, failed.Exception);
+        }
+
+        context.FireUserEventTriggered(evt);
+    }
+
+    public override void ChannelRead(IChannelHandlerContext context, object message)
+    {
+        var payload = (ByteString)message;
+        if (_receiver is { } receiver)
+        {
+            receiver.OnPayload(payload);
+        }
+        else
+        {
+            (_held ??= []).Add(payload);
+        }
+    }
+
+    public override void ExceptionCaught(IChannelHandlerContext context, Exception exception)
+    {
+        _failure ??= exception;
+        context.CloseAsync();
+    }
+
+    public override void ChannelInactive(IChannelHandlerContext context)
+    {
+        _ended = true;
+        _queue.Clear();
+        _ready.TrySetException(_failure ?? new IOException($"The connection {this} closed before it was set up."));
+        _receiver?.OnClosed(_failure);
+        context.FireChannelInactive();
+    }
+
+    private void Drain()
+    {
+        // Clear the flag before taking payloads: a write racing with this drain either is taken below or schedules anew.
+        Volatile.Write(ref _drainScheduled, 0);
+        while (_queue.TryDequeue(out var payload))
+        {
+            _lastWrite = _context!.WriteAsync(Wrap(payload));
+        }
+    }
+
+    // The payload's own array, wrapped: BatchingWriterHandler copies a small one once into its combine buffer and
+    // sends a large one as it is.
+    private static IByteBuffer Wrap(ByteString payload) =>
+        MemoryMarshal.TryGetArray(payload.Memory, out var segment)
+            ? Unpooled.WrappedBuffer(segment.Array, segment.Offset, segment.Count)
+            : Unpooled.WrappedBuffer(payload.ToByteArray());
+
+    private void DrainThenClose()
+    {
+        Drain();
+        _context?.Flush();
+        _lastWrite.ContinueWith(static (_, channel) => ((IChannel)channel!).CloseAsync(), _channel, TaskScheduler.Default);
+    }
+}

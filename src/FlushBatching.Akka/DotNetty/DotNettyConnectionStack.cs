@@ -1,0 +1,137 @@
+using System.Net;
+using System.Net.Security;
+using System.Security.Cryptography.X509Certificates;
+using DotNetty.Handlers.Tls;
+using DotNetty.Transport.Bootstrapping;
+using DotNetty.Transport.Channels;
+using DotNetty.Transport.Channels.Sockets;
+using FlushBatching.DotNetty;
+using FlushBatching.Tcp;
+using TlsSettings = FlushBatching.Tcp.TlsSettings;
+
+namespace FlushBatching.Akka;
+
+/// <summary>
+/// DotNetty as an <see cref="IConnectionStack"/>. Every channel gets one pipeline, built here:
+/// <c>[tls] → payload decoder → BatchingWriterHandler (which writes the length prefixes) → connection</c>. Accepted
+/// channels run on a group sized by <c>server-socket-worker-pool</c>, outbound ones on a group sized by
+/// <c>client-socket-worker-pool</c>, as stock's.
+/// </summary>
+internal sealed class DotNettyConnectionStack : IConnectionStack
+{
+    private readonly ConnectionSettings _settings;
+    private readonly MultithreadEventLoopGroup _serverGroup;
+    private readonly MultithreadEventLoopGroup _clientGroup;
+    private IChannel? _server;
+
+    public DotNettyConnectionStack(ConnectionSettings settings, int serverEventLoops, int clientEventLoops)
+    {
+        _settings = settings;
+        _serverGroup = new MultithreadEventLoopGroup(serverEventLoops);
+        _clientGroup = new MultithreadEventLoopGroup(clientEventLoops);
+    }
+
+    public string Name => "DotNetty";
+
+    /// <summary>The event loops of accepted channels, and of outbound ones.</summary>
+    internal (int Server, int Client) EventLoops => (_serverGroup.Items.Count(), _clientGroup.Items.Count());
+
+    public async Task<IPEndPoint> ListenAsync(IPEndPoint endpoint, Action<ITransportConnection> onInbound, Action<Exception> onRejected)
+    {
+        var bootstrap = new ServerBootstrap()
+            .Group(_serverGroup)
+            .Channel<TcpServerSocketChannel>()
+            .Option(ChannelOption.SoBacklog, _settings.Backlog)
+            .ChildHandler(new ActionChannelInitializer<IChannel>(channel =>
+                _ = AnnounceWhenReadyAsync(Build(channel, _settings, client: false), onInbound, onRejected)));
+        SocketOptions((option, value) => bootstrap.ChildOption(option, value), (option, value) => bootstrap.ChildOption(option, value));
+        _server = await bootstrap.BindAsync(endpoint).ConfigureAwait(false);
+        return (IPEndPoint)_server.LocalAddress;
+    }
+
+    public async Task<ITransportConnection> ConnectAsync(IPEndPoint endpoint, ConnectionSettings settings)
+    {
+        DotNettyConnection? connection = null;
+        var bootstrap = new Bootstrap()
+            .Group(_clientGroup)
+            .Channel<TcpSocketChannel>()
+            .Option(ChannelOption.ConnectTimeout, settings.ConnectTimeout)
+            .Handler(new ActionChannelInitializer<IChannel>(channel => connection = Build(channel, settings, client: true)));
+        SocketOptions((option, value) => bootstrap.Option(option, value), (option, value) => bootstrap.Option(option, value));
+        await bootstrap.ConnectAsync(endpoint).WaitAsync(settings.ConnectTimeout).ConfigureAwait(false);
+        return await connection!.Ready.WaitAsync(settings.ConnectTimeout).ConfigureAwait(false);
+    }
+
+    public async Task StopListeningAsync()
+    {
+        if (_server is { } server)
+        {
+            await server.CloseAsync().ConfigureAwait(false);
+        }
+    }
+
+    public Task StopAsync() => Task.WhenAll(
+        _serverGroup.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2)),
+        _clientGroup.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2)));
+
+    private static async Task AnnounceWhenReadyAsync(DotNettyConnection connection, Action<ITransportConnection> onInbound, Action<Exception> onRejected)
+    {
+        try
+        {
+            onInbound(await connection.Ready.ConfigureAwait(false));
+        }
+        catch (Exception e)
+        {
+            onRejected(e);
+        }
+    }
+
+    // The one place a channel's pipeline is built.
+    private static DotNettyConnection Build(IChannel channel, ConnectionSettings settings, bool client)
+    {
+        var connection = new DotNettyConnection(channel, settings);
+        var pipeline = channel.Pipeline;
+        if (settings.Tls is { } tls)
+        {
+            pipeline.AddLast("tls", client ? ClientTls(tls, connection) : ServerTls(tls, connection));
+        }
+
+        pipeline.AddLast("payload-decoder", new DotNettyPayloadDecoder(settings.Framing));
+        pipeline.AddLast("batching", new BatchingWriterHandler(
+            settings.Batching, BatchingWriterHandler.DefaultCombineBufferSize, settings.TimeProvider, settings.Metrics, settings.Framing));
+        pipeline.AddLast("connection", connection);
+        return connection;
+    }
+
+    // The handshake as the core's sockets do it: the same TlsSettings, peers judged by the same TlsSettings.Judge.
+    private static TlsHandler ServerTls(TlsSettings tls, DotNettyConnection connection) => new(
+        stream => new SslStream(stream, true, tls.RequireMutualAuthentication ? connection.JudgePeer : static (_, _, _, _) => true),
+        new ServerTlsSettings(tls.Certificate, tls.RequireMutualAuthentication, checkCertificateRevocation: false, tls.Protocols));
+
+    private static TlsHandler ClientTls(TlsSettings tls, DotNettyConnection connection)
+    {
+        var own = tls.ClientCertificate;
+        return new TlsHandler(
+            stream => new SslStream(stream, true, connection.JudgePeer, own is null ? null : (_, _, _, _, _) => own),
+            new ClientTlsSettings(tls.Protocols, checkCertificateRevocation: false, own is null ? [] : [own], tls.TargetHost ?? ""));
+    }
+
+    // The same options on either bootstrap: DotNetty's client and server bootstraps share no interface for them.
+    private void SocketOptions(Action<ChannelOption<bool>, bool> setFlag, Action<ChannelOption<int>, int> setNumber)
+    {
+        setFlag(ChannelOption.TcpNodelay, _settings.NoDelay);
+        setFlag(ChannelOption.SoKeepalive, _settings.KeepAlive);
+        setFlag(ChannelOption.AutoRead, false); // reads start once Akka has registered a read handler
+        setNumber(ChannelOption.WriteBufferHighWaterMark, (int)_settings.WriteBufferHighWaterMark);
+        setNumber(ChannelOption.WriteBufferLowWaterMark, (int)_settings.WriteBufferLowWaterMark);
+        if (_settings.SendBufferSize > 0)
+        {
+            setNumber(ChannelOption.SoSndbuf, _settings.SendBufferSize);
+        }
+
+        if (_settings.ReceiveBufferSize > 0)
+        {
+            setNumber(ChannelOption.SoRcvbuf, _settings.ReceiveBufferSize);
+        }
+    }
+}

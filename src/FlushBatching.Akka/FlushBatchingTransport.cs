@@ -1,0 +1,152 @@
+using System.Net.Sockets;
+using Akka.Actor;
+using Akka.Configuration;
+using Akka.Event;
+using Akka.Remote;
+using Akka.Remote.Transport;
+
+namespace FlushBatching.Akka;
+
+/// <summary>
+/// The Akka.Remote transport of FlushBatching, written once over any I/O stack: addresses, listen, associate,
+/// shutdown, the announcement of inbound associations, read gating and the mapping of errors. The stock DotNetty
+/// transport's wire format (4-byte length prefix, same byte order and frame limit), with writes batched by count,
+/// bytes and time and flushed the moment a burst ends.
+/// </summary>
+/// <remarks>
+/// Pick a stack by naming its class in <c>transport-class</c>: <see cref="BatchingTcpTransport"/> (the core's
+/// sockets and pipelines) or <see cref="DotNettyBatchingTransport"/> (DotNetty with <c>BatchingWriterHandler</c>).
+/// Both read the same section with the same keys, and talk to each other and to stock nodes.
+/// </remarks>
+public abstract class FlushBatchingTransport : Transport
+{
+    private readonly IConnectionStack _stack;
+    private readonly TaskCompletionSource<IAssociationEventListener> _associationListener =
+        new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly OpenConnections _connections = new();
+    private readonly object _gate = new();
+    private Task<bool>? _shutdown;
+    private volatile bool _shutDown;
+    private volatile bool _listening;
+
+    private protected FlushBatchingTransport(ActorSystem system, Config config, Func<BatchingTransportSettings, IConnectionStack> stack)
+    {
+        System = system ?? throw new ArgumentNullException(nameof(system));
+        Config = config;
+        Settings = BatchingTransportSettings.Create(system, config);
+        Log = Logging.GetLogger(system, GetType());
+        SchemeIdentifier = Settings.SchemeIdentifier;
+        _stack = stack(Settings);
+    }
+
+    /// <summary><c>tcp</c>, or <c>ssl.tcp</c> with TLS: Akka's addresses read <c>akka.tcp://system@host:port</c>.</summary>
+    public override string SchemeIdentifier { get; protected set; }
+
+    /// <summary>
+    /// The largest payload a frame carries: <c>maximum-frame-size</c> less the 4-byte prefix, which is what a stock
+    /// node accepts. Akka.Remote refuses larger messages at the sender with an OversizedPayloadException.
+    /// </summary>
+    public override long MaximumPayloadBytes => Settings.Connection.Framing.MaximumPayloadSize;
+
+    internal BatchingTransportSettings Settings { get; }
+
+    internal ILoggingAdapter Log { get; }
+
+    internal IConnectionStack Stack => _stack;
+
+    /// <inheritdoc />
+    public override bool IsResponsibleFor(Address remote) => true;
+
+    /// <inheritdoc />
+    public override async Task<(Address, TaskCompletionSource<IAssociationEventListener>)> Listen()
+    {
+        var endpoint = await Settings.ResolveAsync(Settings.Hostname, Settings.Port).ConfigureAwait(false);
+        System.Net.IPEndPoint bound;
+        try
+        {
+            bound = await _stack.ListenAsync(endpoint, OnInbound, OnRejected).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is SocketException or AggregateException { InnerException: SocketException })
+        {
+            throw new RemoteTransportException($"Failed to bind to [{endpoint}]: {e.GetBaseException().Message}", e);
+        }
+
+        _listening = true;
+        var address = Settings.ListenAddress(SchemeIdentifier, System.Name, bound);
+        Log.Info("FlushBatching transport listening on akka.{0} ({1}, {2}); {3}", address, bound, _stack.Name, Settings);
+        return (address, _associationListener);
+    }
+
+    /// <inheritdoc />
+    /// <exception cref="InvalidAssociationException">The peer refused, did not answer within <c>connection-timeout</c>, or failed the TLS handshake.</exception>
+    public override async Task<AssociationHandle> Associate(Address remoteAddress)
+    {
+        ArgumentNullException.ThrowIfNull(remoteAddress);
+        if (_shutDown || !_listening)
+        {
+            throw new InvalidAssociationException($"Cannot associate with {remoteAddress}: the transport is {(_shutDown ? "shut down" : "not listening")}.");
+        }
+
+        ITransportConnection connection;
+        try
+        {
+            var endpoint = await Settings.ConnectableEndPointAsync(remoteAddress).ConfigureAwait(false);
+            connection = await _stack.ConnectAsync(endpoint, Settings.ConnectionTo(remoteAddress)).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is not InvalidAssociationException)
+        {
+            var cause = e is AggregateException { InnerException: { } inner } ? inner : e;
+            throw new InvalidAssociationException($"Failed to associate with {remoteAddress}: {cause.Message}", cause);
+        }
+
+        return Track(connection, remoteAddress);
+    }
+
+    /// <summary>Stops listening, closes every connection after sending what it has queued, and stops the stack.</summary>
+    /// <remarks>Safe to call more than once: later calls return the first call's task.</remarks>
+    public override Task<bool> Shutdown()
+    {
+        lock (_gate)
+        {
+            return _shutdown ??= ShutdownOnceAsync();
+        }
+    }
+
+    private async Task<bool> ShutdownOnceAsync()
+    {
+        _shutDown = true;
+        await _stack.StopListeningAsync().ConfigureAwait(false);
+        await _connections.CloseAll().ConfigureAwait(false);
+        await _stack.StopAsync().ConfigureAwait(false);
+        return true;
+    }
+
+    private void OnInbound(ITransportConnection connection)
+    {
+        // Tracked at once, so that shutdown closes it even if it is never announced.
+        var remote = BatchingTransportSettings.PeerAddress(SchemeIdentifier, System.Name, connection.RemoteEndPoint);
+        _ = AnnounceAsync(Track(connection, remote));
+    }
+
+    private async Task AnnounceAsync(BatchingAssociationHandle handle)
+    {
+        // Accepted connections wait here until Remoting has said who hears of them.
+        var listener = await _associationListener.Task.ConfigureAwait(false);
+        listener.Notify(new InboundAssociation(handle));
+    }
+
+    private BatchingAssociationHandle Track(ITransportConnection connection, Address remote)
+    {
+        _connections.Add(connection);
+        if (_shutDown)
+        {
+            connection.Abort();
+        }
+
+        var local = Settings.LocalAddress(SchemeIdentifier, System.Name, connection.LocalEndPoint);
+        return new BatchingAssociationHandle(local, remote, connection, Log);
+    }
+
+    private void OnRejected(Exception reason) =>
+        Log.Warning("FlushBatching transport dropped an inbound connection before it was set up: {0}", reason.Message);
+}

@@ -1,0 +1,30 @@
+using System.Net;
+using FlushBatching.Tcp;
+
+namespace FlushBatching.Akka;
+
+/// <summary>
+/// An I/O stack under the Akka adapter: listens and connects, and makes each connection an
+/// <see cref="ITransportConnection"/>, TLS handshake included. One per transport instance.
+/// </summary>
+internal interface IConnectionStack
+{
+    /// <summary>The stack's name in the start-up log line.</summary>
+    string Name { get; }
+
+    /// <summary>Binds <paramref name="endpoint"/> and announces every inbound connection once it is set up.</summary>
+    /// <param name="endpoint">Where to listen; port 0 lets the system choose.</param>
+    /// <param name="onInbound">Called once per connection, after its TLS handshake.</param>
+    /// <param name="onRejected">Called with the reason when an accepted connection could not be set up.</param>
+    /// <returns>The bound endpoint.</returns>
+    Task<IPEndPoint> ListenAsync(IPEndPoint endpoint, Action<ITransportConnection> onInbound, Action<Exception> onRejected);
+
+    /// <summary>Connects to <paramref name="endpoint"/> within the settings' connect timeout, TLS handshake included.</summary>
+    Task<ITransportConnection> ConnectAsync(IPEndPoint endpoint, ConnectionSettings settings);
+
+    /// <summary>Stops accepting; connections already announced stay open.</summary>
+    Task StopListeningAsync();
+
+    /// <summary>Releases what the stack owns (its threads), once every connection has ended.</summary>
+    Task StopAsync();
+}

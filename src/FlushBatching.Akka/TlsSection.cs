@@ -1,0 +1,124 @@
+using System.Security.Cryptography.X509Certificates;
+using Akka.Configuration;
+using Akka.Event;
+using Akka.Remote.Transport.DotNetty;
+using FlushBatching.Tcp;
+
+namespace FlushBatching.Akka;
+
+/// <summary>
+/// Reads a transport section's <c>ssl</c> keys, or a <see cref="DotNettySslSetup"/> given in code, into the core's
+/// <see cref="TlsSettings"/>, as stock 1.5.74 reads them; a bad value names its key.
+/// </summary>
+internal static class TlsSection
+{
+    private const string SslPrefix = "ssl.";
+    private const string CertificatePrefix = SslPrefix + "certificate.";
+    private const string SuppressValidationKey = SslPrefix + "suppress-validation";
+    private const string RequireMutualAuthenticationKey = SslPrefix + "require-mutual-authentication";
+    private const string ValidateCertificateHostnameKey = SslPrefix + "validate-certificate-hostname";
+
+    private static readonly Dictionary<string, X509KeyStorageFlags> KeyStorageFlags = new()
+    {
+        ["default-key-set"] = X509KeyStorageFlags.DefaultKeySet,
+        ["exportable"] = X509KeyStorageFlags.Exportable,
+        ["machine-key-set"] = X509KeyStorageFlags.MachineKeySet,
+        ["persist-key-set"] = X509KeyStorageFlags.PersistKeySet,
+        ["user-key-set"] = X509KeyStorageFlags.UserKeySet,
+        ["user-protected"] = X509KeyStorageFlags.UserProtected,
+    };
+
+    public static TlsSettings Read(Config config, Func<string, string> read, DotNettySslSetup? sslSetup, ILoggingAdapter? log)
+    {
+        if (sslSetup is not null)
+        {
+            // As stock 1.5.74: a certificate given in code wins over the section, whose ssl keys are then ignored.
+            if (!string.IsNullOrWhiteSpace(read(CertificatePrefix + "path")) || !string.IsNullOrWhiteSpace(read(CertificatePrefix + "thumbprint")))
+            {
+                log?.Warning("Both DotNettySslSetup and HOCON SSL configuration are present. DotNettySslSetup takes precedence and HOCON SSL settings will be ignored.");
+            }
+
+            TlsSettings fromSetup;
+            try
+            {
+                fromSetup = TlsSettings.FromCertificate(sslSetup.Certificate);
+            }
+            catch (ArgumentException e)
+            {
+                throw new InvalidSettingException(nameof(DotNettySslSetup) + "." + nameof(DotNettySslSetup.Certificate), sslSetup.Certificate.Subject, $"a certificate with a usable private key ({e.Message})", e);
+            }
+
+            return Judging(fromSetup, sslSetup.SuppressValidation, sslSetup.RequireMutualAuthentication, sslSetup.ValidateCertificateHostname, sslSetup.CustomValidator, log);
+        }
+
+        // Plain values first, so that a typo is named even when the certificate would not load either.
+        var suppressValidation = SettingText.ParseBoolean(SuppressValidationKey, read(SuppressValidationKey));
+        var requireMutualAuthentication = SettingText.ParseBoolean(RequireMutualAuthenticationKey, read(RequireMutualAuthenticationKey));
+        var validateHostname = SettingText.ParseBoolean(ValidateCertificateHostnameKey, read(ValidateCertificateHostnameKey));
+        var byThumbprint = SettingText.ParseBoolean(CertificatePrefix + "use-thumbprint-over-file", read(CertificatePrefix + "use-thumbprint-over-file"));
+        TlsSettings tls;
+        if (byThumbprint)
+        {
+            var thumbprint = read(CertificatePrefix + "thumbprint");
+            if (string.IsNullOrWhiteSpace(thumbprint))
+            {
+                throw new InvalidSettingException(CertificatePrefix + "thumbprint", thumbprint, "a certificate thumbprint when use-thumbprint-over-file is on");
+            }
+
+            tls = TlsSettings.FromStore(ParseStoreName(read(CertificatePrefix + "store-name")), ParseStoreLocation(read(CertificatePrefix + "store-location")), thumbprint);
+        }
+        else
+        {
+            tls = TlsSettings.FromPfxFile(read(CertificatePrefix + "path"), read(CertificatePrefix + "password"), ParseFlags(config.GetStringList(CertificatePrefix + "flags")));
+        }
+
+        return Judging(tls, suppressValidation, requireMutualAuthentication, validateHostname, customValidator: null, log);
+    }
+
+    // How a peer's certificate is judged, as stock 1.5.74 does: the host connected to is the Akka address's host
+    // (the connector passes it), and a custom validator from DotNettySslSetup decides alone, with Akka's logger.
+    private static TlsSettings Judging(
+        TlsSettings tls, bool suppressValidation, bool requireMutualAuthentication, bool validateHostname,
+        CertificateValidationCallback? customValidator, ILoggingAdapter? log)
+    {
+        tls = tls.WithSuppressValidation(suppressValidation)
+            .WithRequireMutualAuthentication(requireMutualAuthentication)
+            .WithValidateHostname(validateHostname);
+        var logger = log ?? NoLogger.Instance;
+        return customValidator is null
+            ? tls
+            : tls.WithCertificateValidator((certificate, chain, errors, peer) => customValidator(certificate, chain, peer, errors, logger));
+    }
+
+    private static StoreName ParseStoreName(string value)
+    {
+        if (string.IsNullOrWhiteSpace(value))
+        {
+            return StoreName.My;
+        }
+
+        return Enum.TryParse<StoreName>(value, ignoreCase: true, out var name) && Enum.IsDefined(name)
+            ? name
+            : throw new InvalidSettingException(CertificatePrefix + "store-name", value, $"empty, or one of {string.Join(", ", Enum.GetNames<StoreName>())}");
+    }
+
+    private static StoreLocation ParseStoreLocation(string value) => value switch
+    {
+        "current-user" => StoreLocation.CurrentUser,
+        "local-machine" => StoreLocation.LocalMachine,
+        _ => throw new InvalidSettingException(CertificatePrefix + "store-location", value, "current-user or local-machine"),
+    };
+
+    private static X509KeyStorageFlags ParseFlags(IList<string>? names)
+    {
+        var flags = X509KeyStorageFlags.DefaultKeySet;
+        foreach (var name in names ?? [])
+        {
+            flags |= KeyStorageFlags.TryGetValue(name, out var flag)
+                ? flag
+                : throw new InvalidSettingException(CertificatePrefix + "flags", name, $"a list of any of {string.Join(", ", KeyStorageFlags.Keys)}");
+        }
+
+        return flags;
+    }
+}

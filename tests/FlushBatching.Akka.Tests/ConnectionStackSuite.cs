@@ -1,0 +1,128 @@
+using System.Net;
+using System.Security.Authentication;
+using System.Threading.Channels;
+using FlushBatching.Framing;
+using FlushBatching.Tcp;
+using FlushBatching.Tests.Support;
+using Google.Protobuf;
+
+namespace FlushBatching.Akka.Tests;
+
+/// <summary>
+/// What every I/O stack must do behind the adapter's seam, driven through <see cref="IConnectionStack"/> and
+/// <see cref="ITransportConnection"/> on loopback. Each stack gets one derived class.
+/// </summary>
+public abstract class ConnectionStackSuite : IAsyncLifetime
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(20);
+
+    private readonly List<IConnectionStack> _stacks = [];
+    private readonly Channel<ITransportConnection> _inbound = Channel.CreateUnbounded<ITransportConnection>();
+    private readonly Channel<Exception> _rejected = Channel.CreateUnbounded<Exception>();
+
+    private protected abstract IConnectionStack CreateStack(ConnectionSettings settings);
+
+    public Task InitializeAsync() => Task.CompletedTask;
+
+    public async Task DisposeAsync()
+    {
+        foreach (var stack in _stacks)
+        {
+            await stack.StopListeningAsync().WaitAsync(Timeout);
+            await stack.StopAsync().WaitAsync(Timeout);
+        }
+    }
+
+    [Theory]
+    [InlineData(ByteOrder.LittleEndian)]
+    [InlineData(ByteOrder.BigEndian)]
+    public async Task Payloads_small_and_large_arrive_whole_and_in_order_with_the_byte_order_configured(ByteOrder byteOrder)
+    {
+        var settings = ConnectionSettings.Default.WithFraming(FramingSettings.Default.WithByteOrder(byteOrder));
+        var (client, server) = await Connect(settings, settings);
+        var received = new Receiver();
+        server.StartReading(received);
+
+        // Sizes from empty to the largest payload: small ones are combined, large ones pass through.
+        var sizes = new[] { 0, 1, 3, 100, 8_000, 9_000, 60_000, settings.Framing.MaximumPayloadSize, 7 };
+        foreach (var size in sizes)
+        {
+            Assert.True(client.TryWrite(ByteString.CopyFrom(Enumerable.Range(0, size).Select(i => (byte)(i * 7 + size)).ToArray())));
+        }
+
+        foreach (var size in sizes)
+        {
+            var payload = await received.Payloads.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+            Assert.Equal(Enumerable.Range(0, size).Select(i => (byte)(i * 7 + size)).ToArray(), payload.ToByteArray());
+        }
+    }
+
+    [Fact]
+    public async Task A_frame_above_the_maximum_from_the_peer_ends_the_connection_with_an_InvalidFrameException()
+    {
+        var small = ConnectionSettings.Default.WithFraming(FramingSettings.Default.WithMaximumFrameSize(FramingSettings.MinimumMaximumFrameSize));
+        var (client, server) = await Connect(ConnectionSettings.Default, small);
+        var received = new Receiver();
+        server.StartReading(received);
+
+        Assert.True(client.TryWrite(ByteString.CopyFrom(new byte[FramingSettings.MinimumMaximumFrameSize + 10])));
+
+        Assert.IsType<InvalidFrameException>(await received.Closed.Task.WaitAsync(Timeout));
+    }
+
+    [Fact]
+    public async Task Tls_protocol_versions_in_the_settings_reach_the_handshake()
+    {
+        using var certificate = new SelfSignedCertificate();
+        var tls = TlsSettings.FromPfxFile(certificate.PfxPath, SelfSignedCertificate.Password).WithSuppressValidation(true);
+        ConnectionSettings Only(SslProtocols protocols) => ConnectionSettings.Default.WithTls(tls.WithProtocols(protocols));
+
+        // Agreeing versions connect; a client held to TLS 1.2 against a server held to TLS 1.3 does not.
+        var (client, _) = await Connect(Only(SslProtocols.Tls12), Only(SslProtocols.Tls12 | SslProtocols.Tls13));
+        Assert.True(client.TryWrite(ByteString.CopyFromUtf8("agreed")));
+
+        var server = Listen(Only(SslProtocols.Tls13));
+        var endpoint = await server.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), c => _inbound.Writer.TryWrite(c), e => _rejected.Writer.TryWrite(e));
+        await Assert.ThrowsAnyAsync<Exception>(() => Listen(Only(SslProtocols.Tls12)).ConnectAsync(endpoint, Only(SslProtocols.Tls12)).WaitAsync(Timeout));
+        Assert.IsAssignableFrom<Exception>(await _rejected.Reader.ReadAsync().AsTask().WaitAsync(Timeout));
+    }
+
+    [Fact]
+    public async Task A_client_that_refuses_the_server_certificate_fails_with_the_reason_of_the_refusal()
+    {
+        using var certificate = new SelfSignedCertificate();
+        var tls = TlsSettings.FromPfxFile(certificate.PfxPath, SelfSignedCertificate.Password);
+        var server = Listen(ConnectionSettings.Default.WithTls(tls.WithSuppressValidation(true)));
+        var endpoint = await server.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), c => _inbound.Writer.TryWrite(c), e => _rejected.Writer.TryWrite(e));
+
+        var refused = await Assert.ThrowsAsync<AuthenticationException>(() =>
+            Listen(ConnectionSettings.Default).ConnectAsync(endpoint, ConnectionSettings.Default.WithTls(TlsSettings.ForClient())).WaitAsync(Timeout));
+
+        Assert.Contains("certificate", refused.Message, StringComparison.OrdinalIgnoreCase);
+    }
+
+    private IConnectionStack Listen(ConnectionSettings settings)
+    {
+        var stack = CreateStack(settings);
+        _stacks.Add(stack);
+        return stack;
+    }
+
+    private async Task<(ITransportConnection Client, ITransportConnection Server)> Connect(ConnectionSettings client, ConnectionSettings server)
+    {
+        var endpoint = await Listen(server).ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), c => _inbound.Writer.TryWrite(c), e => _rejected.Writer.TryWrite(e));
+        var outbound = await Listen(client).ConnectAsync(endpoint, client).WaitAsync(Timeout);
+        return (outbound, await _inbound.Reader.ReadAsync().AsTask().WaitAsync(Timeout));
+    }
+
+    private sealed class Receiver : IPayloadReceiver
+    {
+        public Channel<ByteString> Payloads { get; } = Channel.CreateUnbounded<ByteString>();
+
+        public TaskCompletionSource<Exception?> Closed { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public void OnPayload(ByteString payload) => Payloads.Writer.TryWrite(payload);
+
+        public void OnClosed(Exception? reason) => Closed.TrySetResult(reason);
+    }
+}
