@@ -53,9 +53,9 @@ internal sealed class DotNettyConnection : ChannelHandlerAdapter, ITransportConn
     /// <summary>Completes once the connection (and its TLS handshake) is up; fails if it ends before.</summary>
     public Task<DotNettyConnection> Ready => _ready.Task;
 
-    public IPEndPoint LocalEndPoint => (IPEndPoint)_channel.LocalAddress;
+    public IPEndPoint LocalEndPoint => Unmapped(_channel.LocalAddress);
 
-    public IPEndPoint RemoteEndPoint => (IPEndPoint)_channel.RemoteAddress;
+    public IPEndPoint RemoteEndPoint => Unmapped(_channel.RemoteAddress);
 
     public Task Completion => _channel.CloseCompletion;
 
@@ -141,6 +141,13 @@ internal sealed class DotNettyConnection : ChannelHandlerAdapter, ITransportConn
     }
 
     public override string ToString() => $"{_channel.LocalAddress} -> {_channel.RemoteAddress}";
+
+    /// <summary>An endpoint as the core's sockets name it: DotNetty's dual-mode sockets give IPv4 peers as IPv6-mapped addresses.</summary>
+    internal static IPEndPoint Unmapped(EndPoint endpoint)
+    {
+        var ip = (IPEndPoint)endpoint;
+        return ip.Address.IsIPv4MappedToIPv6 ? new IPEndPoint(ip.Address.MapToIPv4(), ip.Port) : ip;
+    }
 
     public override void HandlerAdded(IChannelHandlerContext context) => _context = context;
 

@@ -46,11 +46,17 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
                 _ = AnnounceWhenReadyAsync(Build(channel, _settings, client: false), onInbound, onRejected)));
         SocketOptions((option, value) => bootstrap.ChildOption(option, value), (option, value) => bootstrap.ChildOption(option, value));
         _server = await bootstrap.BindAsync(endpoint).ConfigureAwait(false);
-        return (IPEndPoint)_server.LocalAddress;
+        return DotNettyConnection.Unmapped(_server.LocalAddress);
     }
 
     public async Task<ITransportConnection> ConnectAsync(IPEndPoint endpoint, ConnectionSettings settings)
     {
+        // As the core's connector: without a host name given, the server's certificate must name the address.
+        if (settings.Tls is { TargetHost: null } tls)
+        {
+            settings = settings.WithTls(tls.WithTargetHost(endpoint.Address.ToString()));
+        }
+
         DotNettyConnection? connection = null;
         var bootstrap = new Bootstrap()
             .Group(_clientGroup)
@@ -113,7 +119,7 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
         var own = tls.ClientCertificate;
         return new TlsHandler(
             stream => new SslStream(stream, true, connection.JudgePeer, own is null ? null : (_, _, _, _, _) => own),
-            new ClientTlsSettings(tls.Protocols, checkCertificateRevocation: false, own is null ? [] : [own], tls.TargetHost ?? ""));
+            new ClientTlsSettings(tls.Protocols, checkCertificateRevocation: false, own is null ? [] : [own], tls.TargetHost));
     }
 
     // The same options on either bootstrap: DotNetty's client and server bootstraps share no interface for them.

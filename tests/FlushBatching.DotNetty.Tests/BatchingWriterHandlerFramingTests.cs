@@ -1,0 +1,90 @@
+using System.Buffers.Binary;
+using DotNetty.Buffers;
+using DotNetty.Transport.Channels.Embedded;
+using FlushBatching.Batching;
+using FlushBatching.Diagnostics;
+using FlushBatching.Framing;
+using ByteOrder = FlushBatching.Framing.ByteOrder;
+
+namespace FlushBatching.DotNetty.Tests;
+
+/// <summary>The handler with framing on: it writes each payload's length prefix where it combines.</summary>
+public sealed class BatchingWriterHandlerFramingTests : IDisposable
+{
+    private readonly FlushBatchingMetrics _metrics = new();
+    private EmbeddedChannel _channel = null!;
+
+    [Theory]
+    [InlineData(ByteOrder.LittleEndian)]
+    [InlineData(ByteOrder.BigEndian)]
+    public void Small_payloads_go_down_in_one_buffer_each_after_its_length_prefix_in_the_byte_order_given(ByteOrder byteOrder)
+    {
+        Start(BatchingSettings.Default, byteOrder);
+        _channel.WriteAsync(Unpooled.WrappedBuffer([1, 2, 3]));
+        _channel.WriteAsync(Unpooled.WrappedBuffer(Array.Empty<byte>()));
+        _channel.WriteAsync(Unpooled.WrappedBuffer([9]));
+        _channel.RunPendingTasks();
+
+        byte[] expected = [.. Prefix(3, byteOrder), 1, 2, 3, .. Prefix(0, byteOrder), .. Prefix(1, byteOrder), 9];
+        Assert.Equal(expected, Take(_channel.ReadOutbound<IByteBuffer>()));
+        Assert.Null(_channel.ReadOutbound<IByteBuffer>());
+    }
+
+    [Fact]
+    public void A_large_payload_goes_down_as_it_is_after_a_prefix_of_its_own_and_after_what_was_combined_before_it()
+    {
+        Start(BatchingSettings.Default, ByteOrder.LittleEndian);
+        var large = Unpooled.WrappedBuffer(new byte[BatchingWriterHandler.DefaultCombineBufferSize]);
+        _channel.WriteAsync(Unpooled.WrappedBuffer([5]));
+        _channel.WriteAsync(large);
+        _channel.RunPendingTasks();
+
+        Assert.Equal([.. Prefix(1, ByteOrder.LittleEndian), 5], Take(_channel.ReadOutbound<IByteBuffer>()));
+        Assert.Equal(Prefix(BatchingWriterHandler.DefaultCombineBufferSize, ByteOrder.LittleEndian), Take(_channel.ReadOutbound<IByteBuffer>()));
+        Assert.Same(large, _channel.ReadOutbound<IByteBuffer>());
+        large.Release();
+    }
+
+    [Fact]
+    public void Max_pending_bytes_counts_the_prefixes()
+    {
+        // 4 payload bytes and a 4-byte prefix reach 8 bytes: flushed by the write itself, before any burst end.
+        Start(BatchingSettings.Default.WithMaxPendingBytes(8), ByteOrder.LittleEndian);
+        _channel.WriteAsync(Unpooled.WrappedBuffer([1, 2, 3, 4]));
+
+        Assert.Equal([.. Prefix(4, ByteOrder.LittleEndian), 1, 2, 3, 4], Take(_channel.ReadOutbound<IByteBuffer>()));
+    }
+
+    public void Dispose()
+    {
+        _channel?.FinishAndReleaseAll();
+        _metrics.Dispose();
+    }
+
+    private void Start(BatchingSettings settings, ByteOrder byteOrder) =>
+        _channel = new EmbeddedChannel(new BatchingWriterHandler(
+            settings, BatchingWriterHandler.DefaultCombineBufferSize, TimeProvider.System, _metrics, FramingSettings.Default.WithByteOrder(byteOrder)));
+
+    private static byte[] Prefix(int length, ByteOrder byteOrder)
+    {
+        var prefix = new byte[4];
+        if (byteOrder == ByteOrder.LittleEndian)
+        {
+            BinaryPrimitives.WriteInt32LittleEndian(prefix, length);
+        }
+        else
+        {
+            BinaryPrimitives.WriteInt32BigEndian(prefix, length);
+        }
+
+        return prefix;
+    }
+
+    private static byte[] Take(IByteBuffer buffer)
+    {
+        var bytes = new byte[buffer.ReadableBytes];
+        buffer.ReadBytes(bytes);
+        buffer.Release();
+        return bytes;
+    }
+}
