@@ -66,7 +66,7 @@ public abstract class FlushBatchingTransport : Transport
         {
             bound = await _stack.ListenAsync(endpoint, OnInbound, OnRejected).ConfigureAwait(false);
         }
-        catch (Exception e) when (e is SocketException or AggregateException { InnerException: SocketException })
+        catch (Exception e) when (e is SocketException or AggregateException)
         {
             throw new RemoteTransportException($"Failed to bind to [{endpoint}]: {e.GetBaseException().Message}", e);
         }

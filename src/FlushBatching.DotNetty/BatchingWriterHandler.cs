@@ -8,43 +8,33 @@ using FlushBatching.Framing;
 namespace FlushBatching.DotNetty;
 
 /// <summary>
-/// Batches a channel's writes into few flushes. A flush on a socket channel is a syscall; flushing each message
-/// costs a syscall per message and makes throughput swing. This handler holds writes back and flushes on the first
-/// of: <see cref="BatchingSettings.MaxPendingWrites"/> writes, <see cref="BatchingSettings.MaxPendingBytes"/>
-/// bytes, the oldest write having waited <see cref="BatchingSettings.FlushInterval"/>, read complete, or the end of
-/// the burst: the channel's event loop has run all the work queued behind the first write without a new write
-/// turning up. Light traffic therefore goes out at once; heavy traffic goes out in large flushes.
+/// Batches a channel's writes into few flushes. A flush on a socket channel is a syscall: one per message costs CPU and
+/// makes throughput swing. This handler flushes on the first of <see cref="BatchingSettings.MaxPendingWrites"/> writes,
+/// <see cref="BatchingSettings.MaxPendingBytes"/> bytes, the oldest write having waited
+/// <see cref="BatchingSettings.FlushInterval"/>, read complete, or the end of the burst (the event loop has run
+/// everything queued behind the first write and no new write turned up). Light traffic goes out at once, heavy traffic
+/// in large flushes.
 /// </summary>
 /// <remarks>
 /// <para>
-/// Put it at the outbound end of the pipeline, after the encoders, so it sees the buffers that go to the socket:
-/// <c>pipeline.AddLast("batching", new BatchingWriterHandler(settings))</c> as the last outbound handler before
-/// your application handler (TLS, when present, stays first: it encrypts what this handler flushes).
+/// Put it last among the outbound handlers, after the encoders, so it sees what goes to the socket (TLS, when present,
+/// stays first: it encrypts what this handler flushes): <c>pipeline.AddLast("batching", new BatchingWriterHandler(settings))</c>.
 /// </para>
 /// <para>
-/// It also combines writes: a buffer of at most half <see cref="CombineBufferSize"/> bytes is copied into one combine
-/// buffer (from the channel's allocator) and released at once, and the combine buffer goes down the pipeline as one
-/// write when a flush trigger fires or a larger write (which passes through as it is) or a message of another type
-/// comes along, so the order of writes is kept. The first small write of a batch is held as it is and copied only when a second one joins
-/// it: a batch of one, the usual case at light load, goes down without a copy or a combine buffer. The socket then
-/// gets one large buffer instead of many small ones ("passing many small buffers to writev can be much slower than one
-/// big buffer", as gRPC-java measured), and DotNetty's outbound buffer keeps one entry, with one completion, per
-/// combine buffer instead of one per message. The task of a combined write completes when the combine buffer has been
-/// written to the socket, or fails with the error that stopped it, as the write would on its own.
-/// <see cref="CombineBufferSize"/> 0 turns combining off.
+/// It combines writes: a buffer of at most half <see cref="CombineBufferSize"/> bytes is copied into a combine buffer
+/// from the channel's allocator and released, and the combine buffer goes down as one write at a flush, or before a
+/// larger write (passed through as it is) or a message of another type, so order is kept. The socket gets one large
+/// buffer instead of many small ones, and DotNetty's outbound buffer one entry and one completion per combine buffer.
+/// The first small write of a batch is held and copied only when a second joins it: a batch of one goes down uncopied.
+/// A combined write's task completes, or fails, with its combine buffer's. <see cref="CombineBufferSize"/> 0 turns
+/// combining off. Given <see cref="FramingSettings"/>, it also writes each payload's 4-byte length prefix where it
+/// combines, so no length-field encoder is needed and a payload is copied at most once.
 /// </para>
 /// <para>
-/// It counts the readable bytes of <see cref="IByteBuffer"/> messages; any other message counts as a write of 0
-/// bytes. An explicit flush from upstream is held until the next trigger, and never longer than
-/// <see cref="BatchingSettings.FlushInterval"/>. Before a close, a disconnect, an exception travelling the
-/// pipeline, the handler's removal, and when the channel turns unwritable, everything pending is flushed first.
-/// Write tasks complete or fail exactly as without the handler, in the same order. A timer runs only while writes
-/// are pending, and is cancelled on close and removal. Flushes are counted on the <c>FlushBatching</c> Meter, by
-/// reason, like the core's connections.
-/// </para>
-/// <para>
-/// Its state is touched on the channel's event loop only; the interval timer hands its work to the event loop. One
-/// instance serves one channel (it is not sharable).
+/// An explicit flush from upstream is held until the next trigger, never longer than the interval. Before a close, a
+/// disconnect, an exception travelling the pipeline, the handler's removal, and when the channel turns unwritable,
+/// what is pending is flushed first. A timer runs only while writes are pending. Flushes are counted on the
+/// <c>FlushBatching</c> Meter, by reason. State is touched on the channel's event loop only; one instance per channel.
 /// </para>
 /// </remarks>
 public sealed class BatchingWriterHandler : ChannelDuplexHandler
@@ -60,23 +50,6 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
 
     private static readonly Action<object> BurstEndTask = static state => ((BatchingWriterHandler)state).OnBurstEndTask();
     private static readonly Action<object> IntervalTask = static state => ((BatchingWriterHandler)state).OnIntervalTask();
-    private static readonly Action<Task, object?> CompleteCombined = static (written, state) =>
-    {
-        var completion = (TaskCompletionSource)state!;
-        if (written.IsFaulted)
-        {
-            completion.TrySetException(written.Exception!.InnerExceptions);
-        }
-        else if (written.IsCanceled)
-        {
-            completion.TrySetCanceled();
-        }
-        else
-        {
-            completion.TrySetResult();
-        }
-    };
-
     private static readonly TimerCallback OnTimerFired = static state =>
     {
         var handler = (BatchingWriterHandler)state!;
@@ -86,14 +59,8 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     private readonly FlushPolicy _policy;
     private readonly TimeProvider _timeProvider;
     private readonly FlushBatchingMetrics _metrics;
-    private readonly int _combineBufferSize;
-    private readonly FramingSettings? _framing;
-    private readonly int _prefixLength;
-    private readonly byte[] _prefix = new byte[FramingSettings.HeaderLength];
+    private readonly WriteCombiner _combiner;
     private IChannelHandlerContext? _context;
-    private IByteBuffer? _combined;
-    private IByteBuffer? _held;
-    private TaskCompletionSource? _combinedWritten;
     private ITimer? _timer;
     private bool _timerArmed;
     private bool _burstEndQueued;
@@ -101,56 +68,27 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     private long _writes;
     private long _writesWhenBurstEndQueued;
 
-    /// <summary>Creates a handler with the given settings, write combining on, the system clock and the shared Meter.</summary>
+    /// <summary>Creates a handler; only <paramref name="settings"/> is needed, the rest have production defaults.</summary>
     /// <param name="settings">When to flush; <see cref="BatchingSettings.Default"/> is 30 writes, 16 KiB, 40 ms.</param>
-    public BatchingWriterHandler(BatchingSettings settings)
-        : this(settings, DefaultCombineBufferSize, TimeProvider.System, FlushBatchingMetrics.Shared)
-    {
-    }
-
-    /// <summary>Creates a handler with write combining on and its clock and metrics given, such as a manual clock in tests.</summary>
-    /// <param name="settings">When to flush.</param>
-    /// <param name="timeProvider">The clock for <see cref="BatchingSettings.FlushInterval"/>, and its timer.</param>
-    /// <param name="metrics">Where flushes are counted.</param>
-    public BatchingWriterHandler(BatchingSettings settings, TimeProvider timeProvider, FlushBatchingMetrics metrics)
-        : this(settings, DefaultCombineBufferSize, timeProvider, metrics)
-    {
-    }
-
-    /// <summary>Creates a handler with every choice given.</summary>
-    /// <param name="settings">When to flush.</param>
     /// <param name="combineBufferSize">The size of a combine buffer; writes up to half of it are combined. 0 turns combining off.</param>
-    /// <param name="timeProvider">The clock for <see cref="BatchingSettings.FlushInterval"/>, and its timer.</param>
-    /// <param name="metrics">Where flushes are counted.</param>
+    /// <param name="timeProvider">The clock for <see cref="BatchingSettings.FlushInterval"/> and its timer; the system clock if <c>null</c>.</param>
+    /// <param name="metrics">Where flushes are counted; the shared <c>FlushBatching</c> Meter if <c>null</c>.</param>
+    /// <param name="framing">Given, each <see cref="IByteBuffer"/> written is a payload and gets a length prefix in this byte order.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="combineBufferSize"/> is negative or above <see cref="MaxCombineBufferSize"/>.</exception>
-    public BatchingWriterHandler(BatchingSettings settings, int combineBufferSize, TimeProvider timeProvider, FlushBatchingMetrics metrics)
-        : this(settings, combineBufferSize, timeProvider, metrics, framing: null)
-    {
-    }
-
-    /// <summary>
-    /// Creates a handler that also frames: each <see cref="IByteBuffer"/> written is a payload, and the handler writes
-    /// its 4-byte length prefix (in <paramref name="framing"/>'s byte order) where it combines, so a small payload is
-    /// copied once, prefix and all, and a large one goes to the socket as it is, after a prefix of its own. With it, no
-    /// length-field encoder is needed in the pipeline.
-    /// </summary>
-    /// <param name="settings">When to flush.</param>
-    /// <param name="combineBufferSize">The size of a combine buffer; frames up to half of it are combined. 0 turns combining off.</param>
-    /// <param name="timeProvider">The clock for <see cref="BatchingSettings.FlushInterval"/>, and its timer.</param>
-    /// <param name="metrics">Where flushes are counted.</param>
-    /// <param name="framing">The byte order of the length prefix; <c>null</c> writes messages as they are.</param>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="combineBufferSize"/> is negative or above <see cref="MaxCombineBufferSize"/>.</exception>
-    public BatchingWriterHandler(BatchingSettings settings, int combineBufferSize, TimeProvider timeProvider, FlushBatchingMetrics metrics, FramingSettings? framing)
+    public BatchingWriterHandler(
+        BatchingSettings settings,
+        int combineBufferSize = DefaultCombineBufferSize,
+        TimeProvider? timeProvider = null,
+        FlushBatchingMetrics? metrics = null,
+        FramingSettings? framing = null)
     {
         ArgumentNullException.ThrowIfNull(settings);
         ArgumentOutOfRangeException.ThrowIfNegative(combineBufferSize);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(combineBufferSize, MaxCombineBufferSize);
-        _timeProvider = timeProvider ?? throw new ArgumentNullException(nameof(timeProvider));
-        _metrics = metrics ?? throw new ArgumentNullException(nameof(metrics));
-        _policy = new FlushPolicy(settings, timeProvider);
-        _combineBufferSize = combineBufferSize;
-        _framing = framing;
-        _prefixLength = framing is null ? 0 : FramingSettings.HeaderLength;
+        _timeProvider = timeProvider ?? TimeProvider.System;
+        _metrics = metrics ?? FlushBatchingMetrics.Shared;
+        _policy = new FlushPolicy(settings, _timeProvider);
+        _combiner = new WriteCombiner(combineBufferSize, framing);
     }
 
     /// <summary>The settings this handler flushes by.</summary>
@@ -158,7 +96,7 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
 
     /// <summary>The size of a combine buffer; writes of up to half of it are combined. 0 means combining is off.</summary>
     /// <value>The default is <see cref="DefaultCombineBufferSize"/>.</value>
-    public int CombineBufferSize => _combineBufferSize;
+    public int CombineBufferSize => _combiner.BufferSize;
 
     /// <inheritdoc />
     public override void HandlerAdded(IChannelHandlerContext context) => _context = context;
@@ -174,12 +112,9 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     /// <summary>Passes the write on without flushing, and flushes when a trigger says so.</summary>
     public override Task WriteAsync(IChannelHandlerContext context, object message)
     {
-        var bytes = message is IByteBuffer buffer ? buffer.ReadableBytes + _prefixLength : 0;
         _writes++;
-        var reason = _policy.OnWrite(bytes);
-        var written = message is IByteBuffer small && bytes <= _combineBufferSize / 2 && context.Channel.Open
-            ? Combine(context, small)
-            : PassThrough(context, message);
+        var reason = _policy.OnWrite(_combiner.BytesOf(message));
+        var written = _combiner.Write(context, message);
         if (!_policy.HasPending)
         {
             // The write turned the channel unwritable and the drain that followed already flushed it.
@@ -240,7 +175,7 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         // Whatever was pending failed with the channel; nothing is left to flush or time.
         _policy.OnFlushed();
         DisposeTimer();
-        DropCombined(new ClosedChannelException());
+        _combiner.Drop(new ClosedChannelException());
         context.FireChannelInactive();
     }
 
@@ -282,101 +217,9 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         var bytes = _policy.PendingBytes;
         _policy.OnFlushed();
         DisarmTimer();
-        WriteCombined(context);
+        _combiner.WriteCombined(context);
         _metrics.RecordSend(writes, bytes, reason);
         context.Flush();
-    }
-
-    // Holds the first small buffer of a batch as it is; copies the second and later ones into a combine buffer (the
-    // held one first), starting a new one when it is full, and releases the originals. A batch of one write therefore
-    // goes down without a copy or a combine buffer: light traffic costs no more than without combining.
-    private Task Combine(IChannelHandlerContext context, IByteBuffer buffer)
-    {
-        if (_combined is { } combined && combined.WritableBytes < buffer.ReadableBytes + _prefixLength)
-        {
-            WriteCombined(context);
-        }
-
-        _combinedWritten ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-
-        // A payload cannot go down as it is, without its prefix: framing always combines.
-        if (_combined is null && _held is null && _framing is null)
-        {
-            _held = buffer;
-            return _combinedWritten.Task;
-        }
-
-        if (_combined is null)
-        {
-            _combined = context.Allocator.Buffer(_combineBufferSize, _combineBufferSize);
-            if (_held is { } held)
-            {
-                _held = null;
-                CopyAndRelease(_combined, held);
-            }
-        }
-
-        WritePrefix(_combined, buffer.ReadableBytes);
-        CopyAndRelease(_combined, buffer);
-        return _combinedWritten.Task;
-    }
-
-    private void WritePrefix(IByteBuffer target, int payloadLength)
-    {
-        if (_framing is { } framing)
-        {
-            FrameEncoder.WriteHeader(_prefix, payloadLength, framing.ByteOrder);
-            target.WriteBytes(_prefix);
-        }
-    }
-
-    private static void CopyAndRelease(IByteBuffer target, IByteBuffer buffer)
-    {
-        target.WriteBytes(buffer, buffer.ReaderIndex, buffer.ReadableBytes);
-        buffer.Release();
-    }
-
-    // A write that is not combined goes after everything combined before it.
-    private Task PassThrough(IChannelHandlerContext context, object message)
-    {
-        WriteCombined(context);
-        if (_framing is not null && message is IByteBuffer payload)
-        {
-            var prefix = context.Allocator.Buffer(FramingSettings.HeaderLength);
-            WritePrefix(prefix, payload.ReadableBytes);
-            context.WriteAsync(prefix);
-        }
-
-        return context.WriteAsync(message);
-    }
-
-    // Hands the combine buffer (or the one held write) down the pipeline; its messages' tasks complete with its write.
-    private void WriteCombined(IChannelHandlerContext context)
-    {
-        if (TakeBatch(out var completion) is { } batch)
-        {
-            context.WriteAsync(batch).ContinueWith(CompleteCombined, completion, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
-        }
-    }
-
-    private void DropCombined(Exception reason)
-    {
-        if (TakeBatch(out var completion) is { } batch)
-        {
-            batch.Release();
-            completion.TrySetException(reason);
-        }
-    }
-
-    // Takes what waits to go down (the combine buffer or the one held write) and the completion its writes share.
-    private IByteBuffer? TakeBatch(out TaskCompletionSource completion)
-    {
-        var batch = _combined ?? _held;
-        completion = _combinedWritten!;
-        _combined = null;
-        _held = null;
-        _combinedWritten = null;
-        return batch;
     }
 
     private void QueueBurstEnd(IChannelHandlerContext context)

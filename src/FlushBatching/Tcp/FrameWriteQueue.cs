@@ -44,19 +44,13 @@ internal sealed class FrameWriteQueue
         _pool = settings.BufferPool;
     }
 
-    /// <summary>What the send loop is to do next.</summary>
+    /// <summary>What the send loop is to do next: send the frames taken, flush what it holds as the burst has ended,
+    /// wait for the signal, or stop (closed, or a close was asked for and everything is sent).</summary>
     public enum Next
     {
-        /// <summary>Send the frames taken.</summary>
         Send,
-
-        /// <summary>Nothing more is queued: flush what is held, as the burst has ended.</summary>
         BurstEnd,
-
-        /// <summary>Nothing is queued or held: wait for the signal.</summary>
         Park,
-
-        /// <summary>The queue is closed, or a close was asked for and everything is sent: stop.</summary>
         Stop,
     }
 
