@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# RemotePingPong across two processes, two builds of this repository side by side: the build of BEFORE and the build
+# of AFTER (any git revisions), interleaved run by run, then a table of medians.
+#
+#   benchmarks/compare-builds.sh BEFORE AFTER OUT [RemotePingPong client options...]
+#   benchmarks/compare-builds.sh HEAD~3 HEAD results/x --transport flushbatching,flushbatching-dotnetty,stock \
+#       --clients 1,5,10,30 --messages 20000 --payload 100
+#
+# Each build gets its own server process; each repeat (REPEAT, default 3) runs BEFORE's client, then AFTER's. OUT
+# receives every run's text and JSON and summary.md.
+set -euo pipefail
+before=$1 after=$2 out=$3
+shift 3
+repeat=${REPEAT:-3}
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+mkdir -p "$out"
+declare -A dll server address
+for build in before after; do
+  rev=${!build}
+  git -C "$root" worktree add --detach "$work/$build" "$rev" >/dev/null
+  dotnet build "$work/$build/benchmarks/RemotePingPong" -c Release >"$out/build-$build.log" 2>&1
+  dll[$build]=$work/$build/benchmarks/RemotePingPong/bin/Release/net10.0/RemotePingPong.dll
+  dotnet "${dll[$build]}" --role server --port 0 >"$out/server-$build.log" 2>&1 &
+  server[$build]=$!
+done
+trap 'kill -TERM "${server[before]}" "${server[after]}" 2>/dev/null || true; git -C "$root" worktree remove --force "$work/before"; git -C "$root" worktree remove --force "$work/after"' EXIT
+for build in before after; do
+  for _ in $(seq 1 60); do
+    address[$build]=$(grep -Eo 'server at akka\.tcp://[^ ]+' "$out/server-$build.log" | sed 's/server at //' || true)
+    [[ -n "${address[$build]}" ]] && break
+    sleep 1
+  done
+done
+for run in $(seq 1 "$repeat"); do
+  for build in before after; do
+    dotnet "${dll[$build]}" --role client --server "${address[$build]}" "$@" --json "$out/$build-$run.json" >"$out/$build-$run.txt" 2>&1
+  done
+done
+python3 - "$out" >"$out/summary.md" <<'PY'
+import glob, json, statistics as st, sys
+out = sys.argv[1]
+rows = {}
+for build in ("before", "after"):
+    for f in sorted(glob.glob(f"{out}/{build}-*.json")):
+        for r in json.load(open(f))["Rows"]:
+            rows.setdefault((build, r["Transport"], r["Clients"]), []).append(r)
+def med(build, t, c, key):
+    return st.median(r[key] for r in rows[(build, t, c)])
+def vs_stock(build, t, c):
+    return st.median(a["MsgsPerSec"] / s["MsgsPerSec"] for a, s in zip(rows[(build, t, c)], rows[(build, "stock", c)]))
+print("| transport | clients | msgs/s before | after | after/before | × stock before | × stock after | CPU µs/msg before | after |")
+print("|---|---|---|---|---|---|---|---|---|")
+for t, c in sorted({(k[1], k[2]) for k in rows}):
+    b, a = med("before", t, c, "MsgsPerSec"), med("after", t, c, "MsgsPerSec")
+    has_stock = ("before", "stock", c) in rows
+    sb = f"{vs_stock('before', t, c):.2f}" if has_stock else "-"
+    sa = f"{vs_stock('after', t, c):.2f}" if has_stock else "-"
+    print(f"| {t} | {c} | {b:,.0f} | {a:,.0f} | {a / b:.2f} | {sb} | {sa} | "
+          f"{med('before', t, c, 'CpuUsPerMessage'):.2f} | {med('after', t, c, 'CpuUsPerMessage'):.2f} |")
+PY
+cat "$out/summary.md"
