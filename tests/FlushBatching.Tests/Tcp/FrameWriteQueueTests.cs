@@ -1,0 +1,95 @@
+using System.Buffers.Binary;
+using FlushBatching.Tcp;
+using FlushBatching.Tests.Support;
+
+namespace FlushBatching.Tests.Tcp;
+
+/// <summary>The write queue on its own, no socket: frames, the send loop's next step, water marks, chunk ownership.</summary>
+public sealed class FrameWriteQueueTests
+{
+    private readonly LeakCheckingPool _pool = new();
+    private readonly SendSignal _signal = new();
+
+    [Fact]
+    public void The_send_loop_parks_on_an_empty_queue_and_the_next_write_asks_to_wake_it_once()
+    {
+        var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool));
+
+        Assert.Equal(FrameWriteQueue.Next.Park, queue.Take(holding: false, _signal, out _));
+        Assert.True(queue.TryWrite([1], out var first));
+        Assert.True(queue.TryWrite([2], out var second));
+
+        Assert.True(first);
+        Assert.False(second);
+    }
+
+    [Fact]
+    public void Frames_are_taken_in_order_with_their_length_prefix_then_the_burst_ends()
+    {
+        var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool));
+        queue.TryWrite([7, 7, 7], out _);
+        queue.TryWrite([], out _);
+
+        Assert.Equal(FrameWriteQueue.Next.Send, queue.Take(holding: false, _signal, out var frames));
+        Assert.Equal([3, 0, 0, 0, 7, 7, 7], frames[0].ToArray());
+        Assert.Equal(0, BinaryPrimitives.ReadInt32LittleEndian(frames[1]));
+        Assert.Equal(FrameWriteQueue.Next.BurstEnd, queue.Take(holding: true, _signal, out _));
+    }
+
+    [Fact]
+    public void Writes_are_refused_above_the_high_water_mark_until_sent_bytes_bring_it_to_the_low_one()
+    {
+        var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool).WithWriteBufferWaterMarks(high: 100, low: 50));
+        Assert.True(queue.TryWrite(new byte[96], out _));
+        Assert.True(queue.TryWrite(new byte[10], out _));
+        var writable = queue.WhenWritableAsync(CancellationToken.None);
+
+        Assert.False(queue.TryWrite([1], out _));
+        Assert.False(writable.IsCompleted);
+        queue.Take(holding: false, _signal, out var frames);
+        queue.OnSent([frames[0]], 100);
+
+        Assert.True(writable.IsCompletedSuccessfully);
+        Assert.True(queue.TryWrite([1], out _));
+    }
+
+    [Fact]
+    public void A_close_asked_for_stops_the_send_loop_only_once_everything_queued_is_taken()
+    {
+        var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool));
+        queue.TryWrite([1], out _);
+
+        Assert.True(queue.RequestClose(out _));
+        Assert.False(queue.TryWrite([2], out _));
+        Assert.Equal(FrameWriteQueue.Next.Send, queue.Take(holding: false, _signal, out _));
+        Assert.Equal(FrameWriteQueue.Next.Stop, queue.Take(holding: false, _signal, out _));
+    }
+
+    [Fact]
+    public void Every_chunk_goes_back_to_the_pool_once_whether_sent_or_dropped()
+    {
+        var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool));
+
+        // Enough frames to fill several chunks, and one larger than a chunk: some sent, some held by the send loop,
+        // and chunks of frames still queued between them and the chunk being written.
+        for (var i = 0; i < 200; i++)
+        {
+            queue.TryWrite(new byte[i == 100 ? 40_000 : 500], out _);
+        }
+
+        queue.Take(holding: false, _signal, out var frames);
+        var sent = frames.Take(50).ToList();
+        queue.OnSent(sent, sent.Sum(frame => (long)frame.Count));
+        var held = frames.Skip(50).Take(10).ToList();
+        for (var i = 0; i < 60; i++)
+        {
+            frames[i] = default;
+        }
+
+        queue.TryWrite(new byte[500], out _);
+        queue.ReleaseAll(held);
+
+        Assert.True(_pool.Rented > 3);
+        _pool.AssertAllReturned();
+    }
+}
