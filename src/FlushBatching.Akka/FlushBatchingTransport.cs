@@ -33,8 +33,19 @@ public abstract class FlushBatchingTransport : Transport
     {
         System = system ?? throw new ArgumentNullException(nameof(system));
         Config = config;
-        Settings = BatchingTransportSettings.Create(system, config);
         Log = Logging.GetLogger(system, GetType());
+        try
+        {
+            Settings = BatchingTransportSettings.Create(system, config);
+        }
+        catch (InvalidSettingException e)
+        {
+            // Akka.Remote reports this exception four wrappers down, under "Exception has been thrown by the target of
+            // an invocation": the first ERROR line must say what is wrong.
+            Log.Error(e, "FlushBatching transport cannot start: {0}", e.Message);
+            throw;
+        }
+
         SchemeIdentifier = Settings.SchemeIdentifier;
         _stack = stack(Settings);
     }
@@ -60,15 +71,17 @@ public abstract class FlushBatchingTransport : Transport
     /// <inheritdoc />
     public override async Task<(Address, TaskCompletionSource<IAssociationEventListener>)> Listen()
     {
-        var endpoint = await Settings.ResolveAsync(Settings.Hostname, Settings.Port).ConfigureAwait(false);
         System.Net.IPEndPoint bound;
         try
         {
+            var endpoint = await Settings.ResolveAsync(Settings.Hostname, Settings.Port).ConfigureAwait(false);
             bound = await _stack.ListenAsync(endpoint, OnInbound, OnRejected).ConfigureAwait(false);
         }
         catch (Exception e) when (e is SocketException or AggregateException)
         {
-            throw new RemoteTransportException($"Failed to bind to [{endpoint}]: {e.GetBaseException().Message}", e);
+            var reason = $"Failed to bind to [{Settings.Hostname}:{Settings.Port}]: {e.GetBaseException().Message}";
+            Log.Error(e, "FlushBatching transport cannot start: {0}", reason);
+            throw new RemoteTransportException(reason, e);
         }
 
         _listening = true;

@@ -2,6 +2,8 @@ using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
 using Akka.Actor;
+using Akka.Event;
+using Akka.Remote;
 using Akka.Remote.Transport;
 using FlushBatching.Akka.Tests.Support;
 using Google.Protobuf;
@@ -197,11 +199,42 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         await Assert.ThrowsAsync<InvalidAssociationException>(() => client.Associate(serverAddress));
     }
 
-    private async Task<(Transport Transport, Address Address, EventCollector Inbound)> Listen(string section = "")
+    [Fact]
+    public async Task A_bad_value_is_logged_at_error_naming_the_key_and_the_value_before_the_transport_throws()
+    {
+        var e = Assert.ThrowsAny<Exception>(() => Create("batching.max-pending-bytes = 10x"));
+
+        Assert.IsType<InvalidSettingException>(e.InnerException);
+        await Poll.Until(() => ErrorLogged("batching.max-pending-bytes", "10x"), "an ERROR line naming the key and the value");
+    }
+
+    [Fact]
+    public async Task A_port_in_use_is_logged_at_error_naming_it_before_listen_throws()
+    {
+        using var taken = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        taken.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        taken.Listen();
+        var port = ((IPEndPoint)taken.LocalEndPoint!).Port;
+
+        await Assert.ThrowsAsync<RemoteTransportException>(() => Create($"port = {port}").Listen());
+
+        await Poll.Until(() => ErrorLogged($"127.0.0.1:{port}"), "an ERROR line naming the address");
+    }
+
+    private bool ErrorLogged(params string[] parts) =>
+        CollectingLogger.For(_system).Any(e => e.LogLevel() == LogLevel.ErrorLevel && parts.All(e.ToString()!.Contains));
+
+    private Transport Create(string section)
     {
         var config = Node.ConfigFor(TransportClass, section).GetConfig("akka.remote.dot-netty.tcp");
         var transport = (Transport)Activator.CreateInstance(Type.GetType(TransportClass, throwOnError: true)!, _system, config)!;
         _transports.Add(transport);
+        return transport;
+    }
+
+    private async Task<(Transport Transport, Address Address, EventCollector Inbound)> Listen(string section = "")
+    {
+        var transport = Create(section);
         var (address, listenerSource) = await transport.Listen();
         var inbound = new EventCollector();
         listenerSource.SetResult(inbound);
