@@ -1,6 +1,5 @@
 using System.Net;
 using System.Net.Sockets;
-using System.Security.Cryptography.X509Certificates;
 using Akka.Actor;
 using Akka.Configuration;
 using Akka.Event;
@@ -26,8 +25,6 @@ internal sealed class BatchingTransportSettings
     internal const string EnableSslKey = "enable-ssl";
     internal const string ServerWorkerPoolKey = "server-socket-worker-pool";
     internal const string ClientWorkerPoolKey = "client-socket-worker-pool";
-
-    private const string PortsAllowed = "a whole number from 0 to 65535";
 
     private BatchingTransportSettings(
         string hostname, string publicHostname, int port, int? publicPort, bool dnsUseIpv6, ConnectionSettings connection,
@@ -96,7 +93,7 @@ internal sealed class BatchingTransportSettings
         }
 
         var publicHostname = Read(PublicHostnameKey);
-        var publicPort = ParsePort(PublicPortKey, Read(PublicPortKey));
+        var publicPort = ParseWhole(PublicPortKey, Read(PublicPortKey), 0, 65535);
 
         var connection = ConnectionSettings.Default;
         foreach (var key in ConnectionSettings.Keys)
@@ -125,7 +122,7 @@ internal sealed class BatchingTransportSettings
         return new BatchingTransportSettings(
             hostname,
             string.IsNullOrWhiteSpace(publicHostname) ? hostname : publicHostname,
-            ParsePort(PortKey, Read(PortKey)),
+            ParseWhole(PortKey, Read(PortKey), 0, 65535),
             publicPort == 0 ? null : publicPort,
             SettingText.ParseBoolean(DnsUseIpv6Key, Read(DnsUseIpv6Key)),
             connection,
@@ -220,8 +217,8 @@ internal sealed class BatchingTransportSettings
     private static int WorkerPoolSize(string pool, Func<string, string> read)
     {
         string Key(string name) => pool + "." + name;
-        var min = ParsePoolBound(Key("pool-size-min"), read(Key("pool-size-min")), 1);
-        var max = ParsePoolBound(Key("pool-size-max"), read(Key("pool-size-max")), min);
+        var min = ParseWhole(Key("pool-size-min"), read(Key("pool-size-min")), 1, 1024);
+        var max = ParseWhole(Key("pool-size-max"), read(Key("pool-size-max")), min, 1024);
         var factorText = read(Key("pool-size-factor"));
         if (!double.TryParse(factorText, System.Globalization.NumberStyles.Float, System.Globalization.CultureInfo.InvariantCulture, out var factor) || !(factor > 0 && factor <= 1024))
         {
@@ -231,16 +228,10 @@ internal sealed class BatchingTransportSettings
         return (int)Math.Min(Math.Max(Math.Ceiling(Environment.ProcessorCount * factor), min), max);
     }
 
-    private static int ParsePoolBound(string key, string value, int floor)
+    private static int ParseWhole(string key, string value, int min, int max)
     {
-        var size = SettingText.ParseInteger(key, value);
-        return size >= floor && size <= 1024 ? (int)size : throw new InvalidSettingException(key, value, $"a whole number from {floor} to 1024");
-    }
-
-    private static int ParsePort(string key, string value)
-    {
-        var port = SettingText.ParseInteger(key, value);
-        return port is >= 0 and <= 65535 ? (int)port : throw new InvalidSettingException(key, value, PortsAllowed);
+        var number = SettingText.ParseInteger(key, value);
+        return number >= min && number <= max ? (int)number : throw new InvalidSettingException(key, value, $"a whole number from {min} to {max}");
     }
 
     private static Config LoadReference()
