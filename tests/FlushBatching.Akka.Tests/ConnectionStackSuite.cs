@@ -1,6 +1,8 @@
 using System.Net;
 using System.Security.Authentication;
 using System.Threading.Channels;
+using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Diagnostics;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
@@ -55,6 +57,33 @@ public abstract class ConnectionStackSuite : IAsyncLifetime
             var payload = await received.Payloads.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
             Assert.Equal(Enumerable.Range(0, size).Select(i => (byte)(i * 7 + size)).ToArray(), payload.ToByteArray());
         }
+    }
+
+    [Fact]
+    public async Task Payloads_wait_until_reading_starts_then_arrive_in_order_counted_on_the_receiving_meter()
+    {
+        using var clientMetrics = new FlushBatchingMetrics();
+        using var serverMetrics = new FlushBatchingMetrics();
+        using var sent = new MeterRecorder(clientMetrics);
+        using var received = new MeterRecorder(serverMetrics);
+        var (client, server) = await Connect(ConnectionSettings.Default.WithMetrics(clientMetrics), ConnectionSettings.Default.WithMetrics(serverMetrics));
+        for (var i = 0; i < 100; i++)
+        {
+            Assert.True(client.TryWrite(ByteString.CopyFrom(BitConverter.GetBytes(i))));
+        }
+
+        // An event, not a delay: every frame has gone to the client's socket, so on loopback it waits at the server.
+        await Poll.Until(() => sent.Sum("flushbatching.frames.sent") == 100, "the client to send every frame");
+        Assert.Equal(0, received.Sum("flushbatching.frames.received"));
+
+        var receiver = new Receiver();
+        server.StartReading(receiver);
+        for (var i = 0; i < 100; i++)
+        {
+            Assert.Equal(i, BitConverter.ToInt32((await receiver.Payloads.Reader.ReadAsync().AsTask().WaitAsync(Timeout)).Span));
+        }
+
+        await Poll.Until(() => received.Sum("flushbatching.frames.received") == 100 && received.Sum("flushbatching.bytes.received") == 400, "the server's meter to count every frame and payload byte");
     }
 
     [Fact]

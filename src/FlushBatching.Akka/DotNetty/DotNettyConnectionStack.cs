@@ -102,7 +102,7 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
             pipeline.AddLast("tls", client ? ClientTls(tls, connection) : ServerTls(tls, connection));
         }
 
-        pipeline.AddLast("payload-decoder", new DotNettyPayloadDecoder(settings.Framing));
+        pipeline.AddLast("payload-decoder", new DotNettyPayloadDecoder(settings.Framing, settings.Metrics));
         pipeline.AddLast("batching", new BatchingWriterHandler(
             settings.Batching, BatchingWriterHandler.DefaultCombineBufferSize, settings.TimeProvider, settings.Metrics, settings.Framing));
         pipeline.AddLast("connection", connection);

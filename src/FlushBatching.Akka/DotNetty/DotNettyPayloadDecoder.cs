@@ -1,5 +1,6 @@
 using DotNetty.Buffers;
 using DotNetty.Transport.Channels;
+using FlushBatching.Diagnostics;
 using FlushBatching.Framing;
 using Google.Protobuf;
 
@@ -19,13 +20,21 @@ namespace FlushBatching.Akka;
 internal sealed class DotNettyPayloadDecoder : ChannelHandlerAdapter
 {
     private readonly FramingSettings _settings;
+    private readonly FlushBatchingMetrics _metrics;
     private readonly byte[] _header = new byte[FramingSettings.HeaderLength];
     private int _headerFilled;
     private byte[]? _payload;
     private int _payloadFilled;
     private bool _refused;
 
-    public DotNettyPayloadDecoder(FramingSettings settings) => _settings = settings;
+    private long _frames;
+    private long _bytes;
+
+    public DotNettyPayloadDecoder(FramingSettings settings, FlushBatchingMetrics metrics)
+    {
+        _settings = settings;
+        _metrics = metrics;
+    }
 
     public override void ChannelRead(IChannelHandlerContext context, object message)
     {
@@ -50,6 +59,13 @@ internal sealed class DotNettyPayloadDecoder : ChannelHandlerAdapter
         finally
         {
             buffer.Release();
+
+            // Counted once per read, as the core's receive side counts once per pipe read.
+            if (_frames > 0)
+            {
+                _metrics.RecordReceived(_frames, _bytes);
+                _frames = _bytes = 0;
+            }
         }
     }
 
@@ -80,6 +96,8 @@ internal sealed class DotNettyPayloadDecoder : ChannelHandlerAdapter
             {
                 var payload = UnsafeByteOperations.UnsafeWrap(_payload);
                 _payload = null;
+                _frames++;
+                _bytes += payload.Length;
                 context.FireChannelRead(payload);
             }
         }
