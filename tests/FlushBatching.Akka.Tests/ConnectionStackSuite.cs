@@ -110,9 +110,8 @@ public abstract class ConnectionStackSuite : IAsyncLifetime
         var (client, _) = await Connect(Only(SslProtocols.Tls12), Only(SslProtocols.Tls12 | SslProtocols.Tls13));
         Assert.True(client.TryWrite(ByteString.CopyFromUtf8("agreed")));
 
-        var server = Listen(Only(SslProtocols.Tls13));
-        var endpoint = await server.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), c => _inbound.Writer.TryWrite(c), e => _rejected.Writer.TryWrite(e));
-        await Assert.ThrowsAnyAsync<Exception>(() => Listen(Only(SslProtocols.Tls12)).ConnectAsync(endpoint, Only(SslProtocols.Tls12)).WaitAsync(Timeout));
+        var endpoint = await Listen(Only(SslProtocols.Tls13));
+        await Assert.ThrowsAnyAsync<Exception>(() => Stack(Only(SslProtocols.Tls12)).ConnectAsync(endpoint, Only(SslProtocols.Tls12)).WaitAsync(Timeout));
         Assert.IsAssignableFrom<Exception>(await _rejected.Reader.ReadAsync().AsTask().WaitAsync(Timeout));
     }
 
@@ -121,26 +120,29 @@ public abstract class ConnectionStackSuite : IAsyncLifetime
     {
         using var certificate = new SelfSignedCertificate();
         var tls = TlsSettings.FromPfxFile(certificate.PfxPath, SelfSignedCertificate.Password);
-        var server = Listen(ConnectionSettings.Default.WithTls(tls.WithSuppressValidation(true)));
-        var endpoint = await server.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), c => _inbound.Writer.TryWrite(c), e => _rejected.Writer.TryWrite(e));
+        var endpoint = await Listen(ConnectionSettings.Default.WithTls(tls.WithSuppressValidation(true)));
 
         var refused = await Assert.ThrowsAsync<AuthenticationException>(() =>
-            Listen(ConnectionSettings.Default).ConnectAsync(endpoint, ConnectionSettings.Default.WithTls(TlsSettings.ForClient())).WaitAsync(Timeout));
+            Stack(ConnectionSettings.Default).ConnectAsync(endpoint, ConnectionSettings.Default.WithTls(TlsSettings.ForClient())).WaitAsync(Timeout));
 
         Assert.Contains("certificate", refused.Message, StringComparison.OrdinalIgnoreCase);
     }
 
-    private IConnectionStack Listen(ConnectionSettings settings)
+    private IConnectionStack Stack(ConnectionSettings settings)
     {
         var stack = CreateStack(settings);
         _stacks.Add(stack);
         return stack;
     }
 
+    // A stack listening on loopback whose inbound connections and rejections the test reads.
+    private Task<IPEndPoint> Listen(ConnectionSettings settings) =>
+        Stack(settings).ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), c => _inbound.Writer.TryWrite(c), e => _rejected.Writer.TryWrite(e));
+
     private async Task<(ITransportConnection Client, ITransportConnection Server)> Connect(ConnectionSettings client, ConnectionSettings server)
     {
-        var endpoint = await Listen(server).ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), c => _inbound.Writer.TryWrite(c), e => _rejected.Writer.TryWrite(e));
-        var outbound = await Listen(client).ConnectAsync(endpoint, client).WaitAsync(Timeout);
+        var endpoint = await Listen(server);
+        var outbound = await Stack(client).ConnectAsync(endpoint, client).WaitAsync(Timeout);
         return (outbound, await _inbound.Reader.ReadAsync().AsTask().WaitAsync(Timeout));
     }
 

@@ -60,9 +60,6 @@ internal sealed class FrameWriteQueue
     /// <summary>Whether <see cref="RequestClose"/> was called.</summary>
     public bool IsCloseRequested => Volatile.Read(ref _closeRequested);
 
-    /// <summary>Whether <see cref="Close"/> was called: nothing more is sent.</summary>
-    public bool IsClosed => Volatile.Read(ref _closed);
-
     /// <summary>Bytes queued and not yet handed to the socket.</summary>
     public long UnsentBytes
     {
