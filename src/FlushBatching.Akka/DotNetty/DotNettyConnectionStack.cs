@@ -64,8 +64,15 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
             .Option(ChannelOption.ConnectTimeout, settings.ConnectTimeout)
             .Handler(new ActionChannelInitializer<IChannel>(channel => connection = Build(channel, settings, client: true)));
         SocketOptions((option, value) => bootstrap.Option(option, value), (option, value) => bootstrap.Option(option, value));
-        await bootstrap.ConnectAsync(endpoint).WaitAsync(settings.ConnectTimeout).ConfigureAwait(false);
-        return await connection!.Ready.WaitAsync(settings.ConnectTimeout).ConfigureAwait(false);
+
+        // One bound for connecting and the handshake together, as the core's connector has.
+        async Task<ITransportConnection> ConnectAndHandshakeAsync()
+        {
+            await bootstrap.ConnectAsync(endpoint).ConfigureAwait(false);
+            return await connection!.Ready.ConfigureAwait(false);
+        }
+
+        return await ConnectAndHandshakeAsync().WaitAsync(settings.ConnectTimeout).ConfigureAwait(false);
     }
 
     public async Task StopListeningAsync()
