@@ -15,6 +15,9 @@ count_of() {
   grep -Eo 'Failed: +[0-9]+, Passed: +[0-9]+, Skipped: +[0-9]+' "$2" | tail -1 | sed -E "s/.*$1: +([0-9]+).*/\1/"
 }
 
+# ContinuousIntegrationBuild: the packages' PDBs hold repository-relative paths (/_/), not this machine's.
+build_options=(-c "$configuration" -p:ContinuousIntegrationBuild=true)
+
 # Every test run: a test that runs 5 minutes is taken as hung, its test host killed and the test named, so CI ends
 # and says where.
 test_options=(-c "$configuration" --no-build --blame-hang-timeout 5m --blame-hang-dump-type none)
@@ -63,14 +66,23 @@ run_tests() {
 }
 
 check_package() {
-  local package=$1 id=$2 listing nuspec
+  local package=$1 id=$2 listing nuspec readme
   # Read whole before matching: `unzip | grep -q` fails at random under pipefail when grep stops early.
   listing=$(unzip -l "$package")
   nuspec=$(unzip -p "$package" "$id.nuspec")
-  grep -q "README.md" <<<"$listing" || { echo "error: $package has no README.md" >&2; exit 1; }
+  readme=$(unzip -p "$package" README.md)
+  [[ "$(head -1 <<<"$readme")" == "# $id" ]] || { echo "error: $package does not carry its own README.md" >&2; exit 1; }
+  # A package page has no repository around it: a relative link there leads nowhere.
+  ! grep -qP '\]\((?!https://)' <<<"$readme" || { echo "error: $package's README.md has a link that is not https://" >&2; exit 1; }
   grep -q "lib/net8.0/$id.xml" <<<"$listing" || { echo "error: $package has no XML docs for net8.0" >&2; exit 1; }
   grep -q '<license type="expression">Apache-2.0</license>' <<<"$nuspec" || { echo "error: $package has no Apache-2.0 license expression" >&2; exit 1; }
-  echo "packed $(basename "$package"): README, license expression and XML docs present"
+  grep -qE '<repository type="git" url="https://github.com/[^"]+" [^>]*commit="[0-9a-f]{40}"' <<<"$nuspec" || { echo "error: $package names no repository and commit" >&2; exit 1; }
+  # The PDB's Source Link map: sources under /_/ (a CI build, no machine paths) fetched from GitHub.
+  unzip -p "${package%.nupkg}.snupkg" "lib/net8.0/$id.pdb" >"$artifacts/packages/$id.pdb"
+  grep -qaF '"/_/*":"https://raw.githubusercontent.com/' "$artifacts/packages/$id.pdb" ||
+    { echo "error: ${package%.nupkg}.snupkg has no Source Link to GitHub under /_/" >&2; exit 1; }
+  rm "$artifacts/packages/$id.pdb"
+  echo "packed $(basename "$package"): own README, license expression, repository, Source Link, XML docs present"
 }
 
 # RemotePingPong across two processes: a server in the background, a client against the address it prints.
@@ -116,13 +128,23 @@ case "$command" in
       exit 1
     fi
     rm -f "$restore_log"
-    dotnet build FlushBatching.sln -c "$configuration" --no-restore
+    dotnet build FlushBatching.sln "${build_options[@]}" --no-restore
     mapfile -t projects < <(git ls-files '*.csproj')
 
     failed_projects=() flaky_tests=() total_passed=0 total_failed=0 total_skipped=0
     failure_log=$(mktemp)
     for project in "${projects[@]}"; do
       if grep -q '<PackageReference Include="Microsoft.NET.Test.Sdk"' "$project"; then run_tests "$project"; fi
+    done
+
+    # The Akka suites once more on the oldest Akka.NET the packages support, the floor their dependencies name.
+    floor=$(sed -nE 's|.*<AkkaFloorVersion>(.*)</AkkaFloorVersion>.*|\1|p' Directory.Packages.props)
+    for project in tests/FlushBatching.Akka.Tests/FlushBatching.Akka.Tests.csproj tests/FlushBatching.Akka.Hosting.Tests/FlushBatching.Akka.Hosting.Tests.csproj; do
+      dotnet build "$project" "${build_options[@]}" -p:AkkaVersion="$floor"
+      grep -q "\"Akka.Remote/$floor\"" "$(dirname "$project")/bin/$configuration/net10.0/$(basename "$project" .csproj).deps.json" ||
+        { echo "error: $project did not build on Akka.Remote $floor" >&2; exit 1; }
+      echo "running $project on Akka.NET $floor"
+      run_tests "$project"
     done
 
     rm -rf "$artifacts/packages"

@@ -1,0 +1,132 @@
+using System.Globalization;
+using System.Text;
+using FlushBatching.Batching;
+using FlushBatching.Framing;
+using FlushBatching.Tcp;
+
+namespace FlushBatching.Akka.Hosting;
+
+/// <summary>
+/// The FlushBatching transport's options for <see cref="AkkaFlushBatchingHostingExtensions.WithFlushBatching(global::Akka.Hosting.AkkaConfigurationBuilder, FlushBatchingOptions?)"/>,
+/// shaped like Akka.Remote.Hosting's <c>RemoteOptions</c>: a property left <c>null</c> writes nothing, so the value
+/// comes from the rest of the configuration or the transport's default.
+/// </summary>
+/// <remarks>
+/// Each property is a key of <c>akka.remote.dot-netty.tcp</c>, named in its summary; docs/configuration.md says
+/// what each does and how to tune it. Binds from an <c>IConfiguration</c> section (appsettings.json) with
+/// <c>section.Get&lt;FlushBatchingOptions&gt;()</c>: sizes as numbers of bytes, <see cref="FlushInterval"/> as a
+/// <see cref="TimeSpan"/> such as <c>"00:00:00.040"</c>, enums by name. Host, port and TLS stay with
+/// <c>WithRemoting</c>, which writes the same section.
+/// </remarks>
+public sealed class FlushBatchingOptions
+{
+    /// <summary>The section both <c>WithRemoting</c> and these options write.</summary>
+    public const string Section = "akka.remote.dot-netty.tcp";
+
+    /// <summary>The key that names the transport's class.</summary>
+    public const string TransportClassKey = "transport-class";
+
+    /// <summary>The I/O stack: <see cref="TransportStack.Sockets"/> when not set.</summary>
+    public TransportStack? Transport { get; set; }
+
+    /// <summary><c>batching.enabled</c>: off sends every message by itself.</summary>
+    public bool? BatchingEnabled { get; set; }
+
+    /// <summary><c>batching.max-pending-writes</c>: flush once this many messages are pending (1 to 65536).</summary>
+    public int? MaxPendingWrites { get; set; }
+
+    /// <summary><c>batching.max-pending-bytes</c>: flush once this many bytes are pending (1 to 64 MiB).</summary>
+    public long? MaxPendingBytes { get; set; }
+
+    /// <summary><c>batching.flush-interval</c>: the longest the oldest pending message waits while a burst goes on.</summary>
+    public TimeSpan? FlushInterval { get; set; }
+
+    /// <summary><c>write-buffer-high-water-mark</c>: bytes queued on a connection above which writes are refused.</summary>
+    public long? WriteBufferHighWaterMark { get; set; }
+
+    /// <summary><c>write-buffer-low-water-mark</c>: bytes queued below which refused writes are taken again.</summary>
+    public long? WriteBufferLowWaterMark { get; set; }
+
+    /// <summary><c>byte-order</c> of the length prefix; equal on every node.</summary>
+    public ByteOrder? ByteOrder { get; set; }
+
+    /// <summary>The HOCON these options write, after checking every value as the transport would at start.</summary>
+    /// <exception cref="InvalidSettingException">A value is not allowed; the message names the key as HOCON writes it.</exception>
+    public string ToHocon()
+    {
+        var values = Values();
+        Check(values);
+        var hocon = new StringBuilder(Section).Append(" {\n");
+        foreach (var (key, value) in values)
+        {
+            hocon.Append("  ").Append(key).Append(" = \"").Append(value).Append("\"\n");
+        }
+
+        return hocon.Append("}\n").ToString();
+    }
+
+    /// <inheritdoc />
+    public override string ToString() => ToHocon();
+
+    private List<(string Key, string Value)> Values()
+    {
+        var transport = Transport switch
+        {
+            null or TransportStack.Sockets => typeof(BatchingTcpTransport),
+            TransportStack.DotNetty => typeof(DotNettyBatchingTransport),
+            var other => throw new InvalidSettingException(TransportClassKey, other.ToString()!, "Sockets or DotNetty"),
+        };
+        var values = new List<(string, string)> { (TransportClassKey, $"{transport.FullName}, {transport.Assembly.GetName().Name}") };
+        void Add(string key, string? value)
+        {
+            if (value is not null)
+            {
+                values.Add((key, value));
+            }
+        }
+
+        Add(ConnectionSettings.BatchingPrefix + BatchingSettings.EnabledKey, BatchingEnabled switch { null => null, true => "on", false => "off" });
+        Add(ConnectionSettings.BatchingPrefix + BatchingSettings.MaxPendingWritesKey, MaxPendingWrites?.ToString(CultureInfo.InvariantCulture));
+        Add(ConnectionSettings.BatchingPrefix + BatchingSettings.MaxPendingBytesKey, Size(MaxPendingBytes));
+        Add(ConnectionSettings.BatchingPrefix + BatchingSettings.FlushIntervalKey, FlushInterval is { } interval ? SettingText.FormatDuration(interval) : null);
+        Add(ConnectionSettings.HighWaterMarkKey, Size(WriteBufferHighWaterMark));
+        Add(ConnectionSettings.LowWaterMarkKey, Size(WriteBufferLowWaterMark));
+        Add(FramingSettings.ByteOrderKey, ByteOrder switch
+        {
+            null => null,
+            Framing.ByteOrder.LittleEndian => "little-endian",
+            Framing.ByteOrder.BigEndian => "big-endian",
+            var other => throw new InvalidSettingException(FramingSettings.ByteOrderKey, other.ToString()!, "LittleEndian or BigEndian"),
+        });
+        return values;
+    }
+
+    private static string? Size(long? bytes) => bytes is { } b ? b.ToString(CultureInfo.InvariantCulture) + "b" : null;
+
+    // The transport's own parsing, in the order it reads the keys, so a bad value fails here with the message it
+    // would fail with at start. The water marks go together, 0 meaning the default, as the transport reads them.
+    private static void Check(List<(string Key, string Value)> values)
+    {
+        var connection = ConnectionSettings.Default;
+        long high = ConnectionSettings.DefaultWriteBufferHighWaterMark, low = ConnectionSettings.DefaultWriteBufferLowWaterMark;
+        foreach (var (key, value) in values)
+        {
+            switch (key)
+            {
+                case TransportClassKey:
+                    break;
+                case ConnectionSettings.HighWaterMarkKey:
+                    high = SettingText.ParseSize(key, value) is var h and not 0 ? h : high;
+                    break;
+                case ConnectionSettings.LowWaterMarkKey:
+                    low = SettingText.ParseSize(key, value) is var l and not 0 ? l : low;
+                    break;
+                default:
+                    connection = connection.With(key, value);
+                    break;
+            }
+        }
+
+        connection.WithWriteBufferWaterMarks(high, low);
+    }
+}

@@ -1,0 +1,11 @@
+namespace FlushBatching.Akka.Hosting;
+
+/// <summary>The I/O stack under the FlushBatching transport; both speak stock's wire format.</summary>
+public enum TransportStack
+{
+    /// <summary><see cref="BatchingTcpTransport"/>: the core's sockets and pipelines. The default, and the faster.</summary>
+    Sockets,
+
+    /// <summary><see cref="DotNettyBatchingTransport"/>: DotNetty's event loops with <c>BatchingWriterHandler</c>, as stock runs.</summary>
+    DotNetty,
+}
