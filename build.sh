@@ -156,6 +156,14 @@ case "$command" in
       fi
     done
 
+    # A user's app, built from the packed packages alone: two Akka.Hosting nodes form a cluster over FlushBatching.
+    rm -rf "$artifacts/sample-packages"
+    sample_log=$(mktemp)
+    bounded dotnet run -c "$configuration" --project samples/HostingCluster 2>&1 | tee "$sample_log"
+    [[ $(grep -c 'FlushBatching transport listening' "$sample_log") == 2 ]] ||
+      { echo "error: the sample's two nodes did not both run on FlushBatching" >&2; exit 1; }
+    rm -f "$sample_log"
+
     # The benchmarks must run: short smoke runs, not measurements.
     bounded dotnet run -c "$configuration" --no-build --project benchmarks/TransportPingPong -- --pairs 1,2 --messages 2000
     bounded dotnet run -c "$configuration" --no-build --project benchmarks/FlushBatching.Benchmarks -- \

@@ -6,6 +6,7 @@ using Akka.Event;
 using Akka.Remote.Transport;
 using Akka.Remote.Transport.DotNetty;
 using FlushBatching.Batching;
+using FlushBatching.Diagnostics;
 using FlushBatching.Tcp;
 
 namespace FlushBatching.Akka;
@@ -129,6 +130,10 @@ internal sealed class BatchingTransportSettings
             WorkerPoolSize(ServerWorkerPoolKey, Read),
             WorkerPoolSize(ClientWorkerPoolKey, Read));
     }
+
+    /// <summary>A copy whose connections record on <paramref name="metrics"/>.</summary>
+    public BatchingTransportSettings WithMetrics(FlushBatchingMetrics metrics) =>
+        new(Hostname, PublicHostname, Port, PublicPort, DnsUseIpv6, Connection.WithMetrics(metrics), ServerWorkerPoolSize, ClientWorkerPoolSize);
 
     /// <summary>
     /// The settings for a connection to <paramref name="remote"/>: with TLS, the server's certificate is checked

@@ -4,6 +4,7 @@ using Akka.Configuration;
 using Akka.Event;
 using Akka.Remote;
 using Akka.Remote.Transport;
+using FlushBatching.Diagnostics;
 
 namespace FlushBatching.Akka;
 
@@ -47,8 +48,19 @@ public abstract class FlushBatchingTransport : Transport
         }
 
         SchemeIdentifier = Settings.SchemeIdentifier;
+
+        // A Meter of its own, every measurement tagged with the address this transport is configured with: one
+        // value per ActorSystem, so two systems in one process are told apart. Disposed at shutdown.
+        var address = $"akka.{SchemeIdentifier}://{system.Name}@{Settings.PublicHostname}:{Settings.PublicPort ?? Settings.Port}";
+        Settings = Settings.WithMetrics(new FlushBatchingMetrics(new KeyValuePair<string, object?>(AddressTag, address)));
         _stack = stack(Settings);
     }
+
+    /// <summary>
+    /// The tag on every measurement of a transport's <c>FlushBatching</c> Meter: its configured address, such as
+    /// <c>akka.tcp://MySystem@10.0.0.5:4053</c> (port 0 when the port is left to the system).
+    /// </summary>
+    public const string AddressTag = "akka.address";
 
     /// <summary><c>tcp</c>, or <c>ssl.tcp</c> with TLS: Akka's addresses read <c>akka.tcp://system@host:port</c>.</summary>
     public override string SchemeIdentifier { get; protected set; }
@@ -131,6 +143,7 @@ public abstract class FlushBatchingTransport : Transport
         await _stack.StopListeningAsync().ConfigureAwait(false);
         await _connections.CloseAll().ConfigureAwait(false);
         await _stack.StopAsync().ConfigureAwait(false);
+        Settings.Connection.Metrics.Dispose();
         return true;
     }
 

@@ -5,21 +5,37 @@ namespace FlushBatching.Diagnostics;
 
 /// <summary>
 /// The counters of the <c>FlushBatching</c> Meter: frames and bytes sent and received, sends, flushes by
-/// reason, and histograms of frames and bytes per send. Read them with <c>dotnet-counters monitor
-/// --counters FlushBatching</c> or any OpenTelemetry exporter.
+/// reason, and histograms of frames and bytes per send. Read them with <c>dotnet-counters monitor -n APP
+/// --counters FlushBatching</c> or any OpenTelemetry exporter (<c>AddMeter("FlushBatching")</c>).
 /// </summary>
 /// <remarks>
 /// Recorded once per send and once per read, never per frame, so they cost little when nobody listens.
-/// Connections use <see cref="Shared"/> unless their settings name another instance; a test creates its own
-/// to listen to one connection alone.
+/// Connections use <see cref="Shared"/> unless their settings name another instance. An instance created with
+/// tags puts them on every measurement, so that connections of different owners (each Akka transport tags its
+/// own with its address) are told apart; keep the values few, one per owner, never one per connection.
+/// The histograms carry bucket advice for sends (1 to 1024 frames, 64 B to 1 MiB), so OpenTelemetry's
+/// default buckets, which end at 10,000, do not put most sends in the overflow bucket.
 /// </remarks>
 public sealed class FlushBatchingMetrics : IDisposable
 {
     /// <summary>The Meter's name: <c>FlushBatching</c>.</summary>
     public const string MeterName = "FlushBatching";
 
-    private static readonly KeyValuePair<string, object?>[] ReasonTags =
-        Enum.GetValues<FlushReason>().Select(r => new KeyValuePair<string, object?>("reason", ReasonName(r))).ToArray();
+    /// <summary>The tag that names the reason of a flush on <c>flushbatching.flushes</c>.</summary>
+    public const string ReasonTag = "reason";
+
+    private static readonly InstrumentAdvice<int> FramesPerSendAdvice = new()
+    {
+        HistogramBucketBoundaries = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
+    };
+
+    private static readonly InstrumentAdvice<long> BytesPerSendAdvice = new()
+    {
+        HistogramBucketBoundaries = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576],
+    };
+
+    private readonly KeyValuePair<string, object?>[] _tags;
+    private readonly KeyValuePair<string, object?>[][] _reasonTags;
 
     private readonly Counter<long> _framesSent;
     private readonly Counter<long> _bytesSent;
@@ -32,8 +48,12 @@ public sealed class FlushBatchingMetrics : IDisposable
     private readonly Histogram<long> _bytesPerSend;
 
     /// <summary>Creates the instruments on a new Meter named <see cref="MeterName"/>.</summary>
-    public FlushBatchingMetrics()
+    /// <param name="tags">Put on every measurement; few values in all, such as one per ActorSystem.</param>
+    public FlushBatchingMetrics(params KeyValuePair<string, object?>[] tags)
     {
+        _tags = tags.ToArray();
+        _reasonTags = Enum.GetValues<FlushReason>()
+            .Select(r => _tags.Append(new KeyValuePair<string, object?>(ReasonTag, ReasonName(r))).ToArray()).ToArray();
         Meter = new Meter(MeterName, typeof(FlushBatchingMetrics).Assembly.GetName().Version?.ToString());
         _framesSent = Meter.CreateCounter<long>("flushbatching.frames.sent", "{frame}", "Frames written to sockets.");
         _bytesSent = Meter.CreateCounter<long>("flushbatching.bytes.sent", "By", "Bytes written to sockets, length prefixes included.");
@@ -42,8 +62,8 @@ public sealed class FlushBatchingMetrics : IDisposable
         _writesRefused = Meter.CreateCounter<long>("flushbatching.writes.refused", "{write}", "Writes refused because the connection was above its high-water mark: back-pressure on the writer.");
         _framesReceived = Meter.CreateCounter<long>("flushbatching.frames.received", "{frame}", "Frames read from sockets.");
         _bytesReceived = Meter.CreateCounter<long>("flushbatching.bytes.received", "By", "Payload bytes read from sockets.");
-        _framesPerSend = Meter.CreateHistogram<int>("flushbatching.frames_per_send", "{frame}", "Frames in each send: how well writes are batched.");
-        _bytesPerSend = Meter.CreateHistogram<long>("flushbatching.bytes_per_send", "By", "Bytes in each send.");
+        _framesPerSend = Meter.CreateHistogram("flushbatching.frames_per_send", "{frame}", "Frames in each send: how well writes are batched.", advice: FramesPerSendAdvice);
+        _bytesPerSend = Meter.CreateHistogram("flushbatching.bytes_per_send", "By", "Bytes in each send.", advice: BytesPerSendAdvice);
     }
 
     /// <summary>The instance connections use by default.</summary>
@@ -69,24 +89,25 @@ public sealed class FlushBatchingMetrics : IDisposable
     /// <summary>Records one flush that went out as one send of <paramref name="frames"/> frames.</summary>
     public void RecordSend(int frames, long bytes, FlushReason reason)
     {
-        _sends.Add(1);
-        _flushes.Add(1, ReasonTags[(int)reason]);
-        _framesSent.Add(frames);
-        _bytesSent.Add(bytes);
-        _framesPerSend.Record(frames);
-        _bytesPerSend.Record(bytes);
+        var tags = _tags.AsSpan();
+        _sends.Add(1, tags);
+        _flushes.Add(1, _reasonTags[(int)reason]);
+        _framesSent.Add(frames, tags);
+        _bytesSent.Add(bytes, tags);
+        _framesPerSend.Record(frames, tags);
+        _bytesPerSend.Record(bytes, tags);
     }
 
     /// <summary>Records one write refused by back-pressure (not by a closed connection).</summary>
-    public void RecordRefused() => _writesRefused.Add(1);
+    public void RecordRefused() => _writesRefused.Add(1, _tags.AsSpan());
 
     /// <summary>Records frames read from a socket.</summary>
     public void RecordReceived(long frames, long bytes)
     {
         if (frames > 0)
         {
-            _framesReceived.Add(frames);
-            _bytesReceived.Add(bytes);
+            _framesReceived.Add(frames, _tags.AsSpan());
+            _bytesReceived.Add(bytes, _tags.AsSpan());
         }
     }
 

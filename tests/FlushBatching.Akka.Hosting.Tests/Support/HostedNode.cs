@@ -38,24 +38,28 @@ public sealed class HostedNode : IAsyncDisposable
     }
 
     /// <summary>Builds the host with Akka's log going to the host's loggers, and configures Akka with <paramref name="configure"/>.</summary>
-    public static HostedNode Create(int port, Action<AkkaConfigurationBuilder> configure)
+    public static HostedNode Create(int port, Action<AkkaConfigurationBuilder> configure, Action<IServiceCollection>? services = null)
     {
         var logs = new CollectingLoggerProvider();
         var host = new HostBuilder()
             .ConfigureLogging(logging => logging.ClearProviders().AddProvider(logs).SetMinimumLevel(LogLevel.Information))
-            .ConfigureServices(services => services.AddAkka(SystemName, builder =>
+            .ConfigureServices(collection =>
             {
-                builder.ConfigureLoggers(loggers => loggers.ClearLoggers().AddLoggerFactory());
-                configure(builder);
-            }))
+                services?.Invoke(collection);
+                collection.AddAkka(SystemName, builder =>
+                {
+                    builder.ConfigureLoggers(loggers => loggers.ClearLoggers().AddLoggerFactory());
+                    configure(builder);
+                });
+            })
             .Build();
         return new HostedNode(host, logs, port);
     }
 
     /// <summary>Builds and starts the host.</summary>
-    public static async Task<HostedNode> StartAsync(int port, Action<AkkaConfigurationBuilder> configure)
+    public static async Task<HostedNode> StartAsync(int port, Action<AkkaConfigurationBuilder> configure, Action<IServiceCollection>? services = null)
     {
-        var node = Create(port, configure);
+        var node = Create(port, configure, services);
         await node.Host.StartAsync();
         return node;
     }
