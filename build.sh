@@ -10,11 +10,6 @@ configuration=Release
 artifacts=artifacts
 command=${1:-test}
 
-# "Failed!  - Failed:     1, Passed:   132, Skipped:     0, ..." or "Passed!  - ...": the named count of a log.
-count_of() {
-  grep -Eo 'Failed: +[0-9]+, Passed: +[0-9]+, Skipped: +[0-9]+' "$2" | tail -1 | sed -E "s/.*$1: +([0-9]+).*/\1/"
-}
-
 # ContinuousIntegrationBuild: the packages' PDBs hold repository-relative paths (/_/), not this machine's.
 build_options=(-c "$configuration" -p:ContinuousIntegrationBuild=true)
 
@@ -25,44 +20,45 @@ test_options=(-c "$configuration" --no-build --blame-hang-timeout 5m --blame-han
 # A smoke run of a benchmark that takes this long is taken as hung and fails the build.
 bounded() { timeout --kill-after=30s 10m "$@"; }
 
-# Runs a test project. A run with at most three failed tests runs those once more: a test that passes then is
-# counted as passed and named at the end of the log as flaky (these machines are shared and noisy), a test that
-# fails twice fails the build. Each failure's name and message is kept for the end of the log, where CI shows it.
+# Runs a test project; its results come from the TRX file the test runner writes (tools/trx.py reads it). A run with
+# at most three failed tests runs those once more: a test that passes then is counted as passed and named at the end
+# of the log as flaky (these machines are shared and noisy), a test that fails twice fails the build. Each failure's
+# name and message is kept for the end of the log, where CI shows it. $2 names the run in the results' file name.
 run_tests() {
-  local project=$1 log retry_log names=() filter failed
-  log=$(mktemp) retry_log=$(mktemp)
-  dotnet test "$project" "${test_options[@]}" 2>&1 | tee "$log" || true
+  local project=$1 run=${2:-} name trx counts passed failed skipped retry_failed names=() filter
+  name=$(basename "$project" .csproj)$run
+  trx="$PWD/$artifacts/test-results/$name.trx"
+  rm -f "$trx" "${trx%.trx}-retry.trx"
+  dotnet test "$project" "${test_options[@]}" --logger "trx;LogFileName=$trx" || true
   # A killed test host leaves the lab's node processes behind: end them before the next project.
   pkill -f "$PWD/lab/ClusterNode/bin/" || true
-  if [[ -z "$(count_of Passed "$log")" ]]; then
-    failed_projects+=("$project (no test summary)")
-    grep -A1 -E 'aborted|The test running when' "$log" >>"$failure_log" || true
-    rm -f "$log" "$retry_log"
+  if [[ ! -f "$trx" ]]; then
+    failed_projects+=("$project$run (no test results)")
     return
   fi
-  awk '/^ +Failed [^!]/ { keep = 1 } /^ +Stack Trace:/ { keep = 0 } keep' "$log" >>"$failure_log"
-  failed=$(count_of Failed "$log")
-  total_passed=$((total_passed + $(count_of Passed "$log")))
-  total_skipped=$((total_skipped + $(count_of Skipped "$log")))
-  if ((failed == 0)); then
-    rm -f "$log" "$retry_log"
-    return
-  fi
-  mapfile -t names < <(sed -nE 's/^ +Failed ([A-Za-z0-9_.]+)[( ].*/\1/p' "$log" | sort -u)
-  if ((failed <= 3 && ${#names[@]} > 0)); then
+  counts=$(python3 tools/trx.py counts "$trx")
+  read -r passed failed skipped <<<"$counts"
+  python3 tools/trx.py report "$trx" >>"$failure_log"
+  total_passed=$((total_passed + passed))
+  total_skipped=$((total_skipped + skipped))
+  ((failed == 0)) && return
+  mapfile -t names < <(python3 tools/trx.py failed "$trx")
+  if ((failed <= 3 && ${#names[@]} == failed)); then
     filter=$(printf 'FullyQualifiedName~%s|' "${names[@]}")
     echo "retrying once: ${names[*]}"
-    if dotnet test "$project" "${test_options[@]}" --filter "${filter%|}" 2>&1 | tee "$retry_log" &&
-      [[ "$(count_of Failed "$retry_log")" == 0 ]]; then
-      total_passed=$((total_passed + failed))
-      flaky_tests+=("${names[@]}")
-      rm -f "$log" "$retry_log"
-      return
+    dotnet test "$project" "${test_options[@]}" --filter "${filter%|}" --logger "trx;LogFileName=${trx%.trx}-retry.trx" || true
+    if [[ -f "${trx%.trx}-retry.trx" ]]; then
+      counts=$(python3 tools/trx.py counts "${trx%.trx}-retry.trx")
+      read -r _ retry_failed _ <<<"$counts"
+      if ((retry_failed == 0)); then
+        total_passed=$((total_passed + failed))
+        flaky_tests+=("${names[@]}")
+        return
+      fi
     fi
   fi
   total_failed=$((total_failed + failed))
-  failed_projects+=("$project")
-  rm -f "$log" "$retry_log"
+  failed_projects+=("$project$run")
 }
 
 check_package() {
@@ -120,14 +116,9 @@ smoke_two_processes() {
 
 case "$command" in
   test)
-    # Restore once, and treat any NuGet warning as a failure: a version the source lacks must be pinned, not guessed.
-    restore_log=$(mktemp)
-    dotnet restore FlushBatching.sln 2>&1 | tee "$restore_log"
-    if grep -q 'warning NU' "$restore_log"; then
-      echo "error: restore printed NuGet warnings (above); pin the versions in Directory.Packages.props" >&2
-      exit 1
-    fi
-    rm -f "$restore_log"
+    # Any NuGet warning fails the restore (TreatWarningsAsErrors, Directory.Build.props): a version the package source
+    # lacks must be pinned, not guessed.
+    dotnet restore FlushBatching.sln
     dotnet build FlushBatching.sln "${build_options[@]}" --no-restore
     mapfile -t projects < <(git ls-files '*.csproj')
 
@@ -144,7 +135,7 @@ case "$command" in
       grep -q "\"Akka.Remote/$floor\"" "$(dirname "$project")/bin/$configuration/net10.0/$(basename "$project" .csproj).deps.json" ||
         { echo "error: $project did not build on Akka.Remote $floor" >&2; exit 1; }
       echo "running $project on Akka.NET $floor"
-      run_tests "$project"
+      run_tests "$project" "-akka-$floor"
     done
 
     rm -rf "$artifacts/packages"

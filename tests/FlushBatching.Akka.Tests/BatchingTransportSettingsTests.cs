@@ -127,38 +127,6 @@ public sealed class BatchingTransportSettingsTests
         Assert.Equal(ConnectionSettings.DefaultWriteBufferLowWaterMark, settings.Connection.WriteBufferLowWaterMark);
     }
 
-    [Theory]
-    [InlineData("batching.max-pending-writes = 0", "batching.max-pending-writes", "0")]
-    [InlineData("batching.max-pending-bytes = 1g", "batching.max-pending-bytes", "1g")]
-    [InlineData("batching.flush-interval = soon", "batching.flush-interval", "soon")]
-    [InlineData("batching.enabled = maybe", "batching.enabled", "maybe")]
-    [InlineData("maximum-frame-size = 1000b", "maximum-frame-size", "1000b")]
-    [InlineData("byte-order = middle-endian", "byte-order", "middle-endian")]
-    [InlineData("port = 70000", "port", "70000")]
-    [InlineData("public-port = -1", "public-port", "-1")]
-    [InlineData("enable-ssl = yes-please", "enable-ssl", "yes-please")]
-    [InlineData("write-buffer-low-water-mark = 4m", "write-buffer-low-water-mark", "4m")]
-    [InlineData("enable-ssl = on\nssl.certificate.path = /nonexistent.pfx", "ssl.certificate.path", "/nonexistent.pfx")]
-    [InlineData("enable-ssl = on\nssl.certificate { use-thumbprint-over-file = on, thumbprint = abc, store-location = moon }", "ssl.certificate.store-location", "moon")]
-    [InlineData("enable-ssl = on\nssl.certificate { use-thumbprint-over-file = on, thumbprint = abc, store-name = Drawer }", "ssl.certificate.store-name", "Drawer")]
-    [InlineData("enable-ssl = on\nssl.certificate { use-thumbprint-over-file = on, thumbprint = \"\" }", "ssl.certificate.thumbprint", "")]
-    [InlineData("enable-ssl = on\nssl.certificate.use-thumbprint-over-file = perhaps", "ssl.certificate.use-thumbprint-over-file", "perhaps")]
-    [InlineData("enable-ssl = on\nssl.certificate { path = x.pfx, flags = [exportable, shiny] }", "ssl.certificate.flags", "shiny")]
-    [InlineData("enable-ssl = on\nssl.suppress-validation = sometimes", "ssl.suppress-validation", "sometimes")]
-    [InlineData("enable-ssl = on\nssl.require-mutual-authentication = 2", "ssl.require-mutual-authentication", "2")]
-    [InlineData("enable-ssl = on\nssl.validate-certificate-hostname = strict", "ssl.validate-certificate-hostname", "strict")]
-    [InlineData("dns-use-ipv6 = maybe", "dns-use-ipv6", "maybe")]
-    [InlineData("server-socket-worker-pool.pool-size-min = 0", "server-socket-worker-pool.pool-size-min", "0")]
-    [InlineData("client-socket-worker-pool { pool-size-min = 3, pool-size-max = 2 }", "client-socket-worker-pool.pool-size-max", "2")]
-    [InlineData("server-socket-worker-pool.pool-size-factor = lots", "server-socket-worker-pool.pool-size-factor", "lots")]
-    public void A_bad_value_is_refused_naming_the_key_and_the_value(string hocon, string key, string value)
-    {
-        var e = Assert.Throws<InvalidSettingException>(() => BatchingTransportSettings.Create(ConfigurationFactory.ParseString(hocon)));
-
-        Assert.Equal(key, e.Key);
-        Assert.Equal(value, e.Value);
-    }
-
     [Fact]
     public void Reference_conf_agrees_with_stock_Akka_Remote_on_every_key_both_have_but_the_water_marks()
     {
@@ -240,7 +208,8 @@ public sealed class BatchingTransportSettingsTests
     private static string SslSection(string pfxPath) =>
         $"enable-ssl = on\nssl.certificate {{ path = \"{pfxPath}\", password = \"{TestCertificateAuthority.Password}\" }}";
 
-    private static IEnumerable<string> Flatten(IDictionary<string, HoconValue> items, string prefix) =>
+    /// <summary>Every key of a HOCON object, dotted, such as <c>batching.flush-interval</c>.</summary>
+    internal static IEnumerable<string> Flatten(IDictionary<string, HoconValue> items, string prefix) =>
         items.SelectMany(item => item.Value.IsObject()
             ? Flatten(item.Value.GetObject().Items, prefix + item.Key + ".")
             : [prefix + item.Key]);

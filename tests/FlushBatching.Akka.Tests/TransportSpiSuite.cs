@@ -6,6 +6,7 @@ using Akka.Event;
 using Akka.Remote;
 using Akka.Remote.Transport;
 using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Tests.Support;
 using Google.Protobuf;
 
 namespace FlushBatching.Akka.Tests;
@@ -46,6 +47,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     {
         var (server, serverAddress, inbound) = await Listen();
         var (client, _, _) = await Listen();
+        using var sent = new MeterRecorder(((FlushBatchingTransport)client).Settings.Connection.Metrics);
         var outbound = await client.Associate(serverAddress);
         outbound.ReadHandlerSource.SetResult(new EventCollector());
 
@@ -55,7 +57,10 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         }
 
         var handle = (await inbound.Next<InboundAssociation>()).Association;
-        await Task.Delay(200); // give the payloads time to reach the server before anyone reads them
+
+        // An event, not a delay: every payload has gone to the client's socket, so on loopback it waits at the server
+        // before anyone reads.
+        await Poll.Until(() => sent.Sum("flushbatching.frames.sent") == 100, "the client to send every payload");
         var reader = new EventCollector();
         handle.ReadHandlerSource.SetResult(reader);
         for (var i = 0; i < 100; i++)

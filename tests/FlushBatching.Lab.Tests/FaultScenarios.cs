@@ -29,11 +29,11 @@ public sealed class FaultScenarios(ITestOutputHelper output)
     public async Task Steady_with_tls_loses_and_reorders_nothing() =>
         await Steady(subnet: 2, TimeSpan.FromSeconds(30), tls: true);
 
-    [Fact]
+    [RealLinksFact]
     public async Task Partition_one_node_is_marked_unreachable_and_comes_back_with_traffic_in_order() =>
         await Partition(subnet: 3, tls: false);
 
-    [Fact]
+    [RealLinksFact]
     public async Task Partition_with_tls_heals_with_traffic_in_order() =>
         await Partition(subnet: 4, tls: true);
 
@@ -88,18 +88,12 @@ public sealed class FaultScenarios(ITestOutputHelper output)
         Log(lab);
     }
 
-    [Theory]
+    [RealLinksTheory]
     [InlineData(Ours)]
     [InlineData(OursDotNetty)]
     [InlineData(Stock)]
     public async Task Slow_link_under_a_flood_keeps_memory_bounded_without_an_error_storm(string transport)
     {
-        if (!NamespaceNetwork.IsAvailable(out var why))
-        {
-            output.WriteLine($"SKIPPED slow link: {why}");
-            return;
-        }
-
         // Two nodes, as fast as a window of 256 allows (about 3.5 MB, above the 1 MiB high-water mark, so writes are refused), messages up to near the frame limit, behind 10 Mbit/s both ways.
         using var lab = new Lab(7, [("n1", transport), ("n2", transport)], "--rate 0 --window 256");
         var slow = lab.Nodes[1];
@@ -193,26 +187,12 @@ public sealed class FaultScenarios(ITestOutputHelper output)
         using var lab = await Mixed4WithTraffic(subnet, arguments);
         var victim = lab.Nodes[3];
 
-        if (lab.Network.HasRealLinks)
-        {
-            lab.Network.Cut(victim.Index);
-        }
-        else
-        {
-            victim.Freeze(); // loopback cannot lose packets: a frozen node is the nearest thing
-        }
+        lab.Network.Cut(victim.Index);
 
         await lab.WaitUntil(() => Others(lab, victim).All(n => n.Latest!.Unreachable.Contains(victim.Address)), Fault, "every survivor to mark the cut-off node unreachable");
         await lab.Run(Fault - TimeSpan.FromSeconds(5));
         AssertBoundedDuringFault(lab, victim);
-        if (lab.Network.HasRealLinks)
-        {
-            lab.Network.Heal(victim.Index);
-        }
-        else
-        {
-            victim.Thaw();
-        }
+        lab.Network.Heal(victim.Index);
 
         await HealedAndFlowing(lab);
         Log(lab);

@@ -3,7 +3,7 @@ namespace FlushBatching.Lab.Tests;
 /// <summary>
 /// Where the lab's nodes live and how their links fail: one network namespace per node on a bridge where the lab runs
 /// as root and <c>ip netns</c> works (<see cref="NamespaceNetwork"/>), else every node on 127.0.0.1
-/// (<see cref="LoopbackNetwork"/>), where a partition can only be emulated by freezing the node.
+/// (<see cref="LoopbackNetwork"/>), where no link can be cut or throttled: the scenarios that need that are skipped there.
 /// </summary>
 public abstract class LabNetwork : IDisposable
 {
@@ -15,12 +15,9 @@ public abstract class LabNetwork : IDisposable
             return new NamespaceNetwork(nodes, subnet);
         }
 
-        Console.WriteLine($"######## lab on loopback: {why}; partitions are emulated by freezing, slow links are not run ########");
+        Console.WriteLine($"######## lab on loopback: {why}; partition and slow-link scenarios are skipped ########");
         return new LoopbackNetwork(subnet);
     }
-
-    /// <summary>Whether links can really be cut and throttled.</summary>
-    public abstract bool HasRealLinks { get; }
 
     /// <summary>The address node <paramref name="node"/> binds and is reached by.</summary>
     public abstract string HostOf(int node);

@@ -3,8 +3,6 @@ namespace FlushBatching.Lab.Tests;
 /// <summary>Every node on 127.0.0.1, each on its own port; links cannot fail.</summary>
 public sealed class LoopbackNetwork(int subnet) : LabNetwork
 {
-    public override bool HasRealLinks => false;
-
     public override string HostOf(int node) => "127.0.0.1";
 
     public override int PortOf(int node) => 20000 + (subnet * 16) + node;

@@ -41,13 +41,26 @@ public sealed class NamespaceNetwork : LabNetwork
         }
     }
 
-    public override bool HasRealLinks => true;
-
     private string Bridge => $"{Prefix}{_subnet}";
 
     /// <summary>Whether this process may make namespaces: root, with ip and tc on the path.</summary>
     public static bool IsAvailable(out string why)
     {
+        (var available, why) = Probe.Value;
+        return available;
+    }
+
+    // Probed once per process: test discovery asks for every scenario that needs real links.
+    private static readonly Lazy<(bool, string)> Probe = new(() => (ProbeOnce(out var why), why));
+
+    private static bool ProbeOnce(out string why)
+    {
+        if (Environment.GetEnvironmentVariable(LoopbackOnlyVariable) is "1")
+        {
+            why = $"{LoopbackOnlyVariable}=1";
+            return false;
+        }
+
         if (!OperatingSystem.IsLinux() || Environment.UserName != "root")
         {
             why = "not root on Linux";
@@ -70,6 +83,9 @@ public sealed class NamespaceNetwork : LabNetwork
             return false;
         }
     }
+
+    /// <summary>Set to 1, the lab runs on loopback even where namespaces work: to see what a machine without them reports.</summary>
+    public const string LoopbackOnlyVariable = "FLUSHBATCHING_LAB_LOOPBACK";
 
     public override string HostOf(int node) => $"10.77.{_subnet}.{node + 1}";
 

@@ -45,32 +45,6 @@ public class BatchingSettingsTests
         Assert.Equal(TimeSpan.FromMilliseconds(5), settings.FlushInterval);
     }
 
-    [Theory]
-    [InlineData("max-pending-writes", "0", "from 1 to 65536")]
-    [InlineData("max-pending-writes", "-5", "from 1 to 65536")]
-    [InlineData("max-pending-writes", "65537", "from 1 to 65536")]
-    [InlineData("max-pending-writes", "thirty", "whole number")]
-    [InlineData("max-pending-writes", "99999999999", "from 1 to 65536")]
-    [InlineData("max-pending-bytes", "0", "from 1b to 64m")]
-    [InlineData("max-pending-bytes", "-1k", "from 1b to 64m")]
-    [InlineData("max-pending-bytes", "65MiB", "from 1b to 64m")]
-    [InlineData("max-pending-bytes", "16 parsecs", "a size such as")]
-    [InlineData("flush-interval", "0ms", "above 0")]
-    [InlineData("flush-interval", "-40ms", "above 0")]
-    [InlineData("flush-interval", "2h", "at most 1h")]
-    [InlineData("flush-interval", "soon", "a duration such as")]
-    [InlineData("enabled", "maybe", "on, off")]
-    [InlineData("max-pending-messages", "30", "one of the keys")]
-    public void A_bad_value_is_refused_naming_key_value_and_what_is_allowed(string key, string value, string allowed)
-    {
-        var e = Assert.Throws<InvalidSettingException>(() => BatchingSettings.Default.With(key, value));
-        Assert.Equal(key, e.Key);
-        Assert.Equal(value, e.Value);
-        Assert.Contains(allowed, e.Allowed);
-        Assert.Contains($"'{value}'", e.Message);
-        Assert.Contains($"'{key}'", e.Message);
-    }
-
     [Fact]
     public void Code_built_settings_are_validated_too()
     {

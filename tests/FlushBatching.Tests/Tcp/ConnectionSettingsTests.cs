@@ -48,22 +48,13 @@ public class ConnectionSettingsTests
     }
 
     [Theory]
-    [InlineData("tcp-nodelay", "sometimes", "on, off")]
-    [InlineData("send-buffer-size", "-1b", "from 0b")]
-    [InlineData("receive-buffer-size", "4g", "from 0b")]
-    [InlineData("backlog", "0", "from 1 to 65535")]
-    [InlineData("backlog", "70000", "from 1 to 65535")]
-    [InlineData("connection-timeout", "0s", "above 0")]
-    [InlineData("write-buffer-high-water-mark", "0b", "at least 1b")]
-    [InlineData("write-buffer-low-water-mark", "1m", "below write-buffer-high-water-mark")]
-    [InlineData("batching.flush-interval", "0ms", "above 0")]
-    [InlineData("hostname", "localhost", "one of the keys")]
-    public void A_bad_value_is_refused_naming_key_value_and_what_is_allowed(string key, string value, string allowed)
+    [InlineData("hostname")]
+    [InlineData("batching.max-pending-messages")]
+    public void An_unknown_key_is_refused_naming_the_keys_there_are(string key)
     {
-        var e = Assert.Throws<InvalidSettingException>(() => ConnectionSettings.Default.With(key, value));
+        var e = Assert.Throws<InvalidSettingException>(() => ConnectionSettings.Default.With(key, "1"));
         Assert.Equal(key, e.Key);
-        Assert.Equal(value, e.Value);
-        Assert.Contains(allowed, e.Allowed);
+        Assert.Contains("one of the keys", e.Allowed);
     }
 
     [Fact]

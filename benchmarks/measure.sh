@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Every table of docs/performance.md, measured again on this machine from the current build: the raw output of each
+# run and a summary.md of medians per benchmark, in OUT (benchmarks/results/current by default).
+#
+#   benchmarks/measure.sh [OUT]        REPEAT=3 by default: runs per benchmark, interleaved, medians reported
+#
+# Takes about 30 minutes on 2 cores. Run it on a quiet machine: nothing else building or testing.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$root/benchmarks/results/current}
+repeat=${REPEAT:-3}
+cd "$root"
+dotnet build -c Release benchmarks/RemotePingPong >/dev/null
+dotnet build -c Release benchmarks/TransportPingPong >/dev/null
+rpp=benchmarks/RemotePingPong/bin/Release/net10.0/RemotePingPong.dll
+tpp=benchmarks/TransportPingPong/bin/Release/net10.0/TransportPingPong.dll
+rm -rf "$out"
+mkdir -p "$out"/remote-100 "$out"/remote-3 "$out"/latency "$out"/transport
+
+# RemotePingPong across two processes: one server for every run, clients at the default payload and at 3 bytes.
+dotnet "$rpp" --role server --port 0 >"$out/server.log" 2>&1 &
+server=$!
+trap 'kill -TERM "$server" 2>/dev/null || true' EXIT
+for _ in $(seq 1 60); do
+  address=$(grep -Eo 'server at akka\.tcp://[^ ]+' "$out/server.log" | sed 's/server at //' || true)
+  [[ -n "$address" ]] && break
+  sleep 1
+done
+for run in $(seq 1 "$repeat"); do
+  for payload in 100 3; do
+    dotnet "$rpp" --role client --server "$address" --transport flushbatching,flushbatching-dotnetty,stock \
+      --clients 1,5,10,30 --messages 20000 --payload "$payload" --json "$out/remote-$payload/run-$run.json" \
+      >"$out/remote-$payload/run-$run.txt" 2>&1
+  done
+done
+kill -TERM "$server"
+wait "$server" || true
+trap - EXIT
+
+# One message in flight, both systems in one process: the light-load round trip.
+for run in $(seq 1 "$repeat"); do
+  dotnet "$rpp" --transport flushbatching,flushbatching-dotnetty,stock,stock-nobatching --clients 1 --messages 1000 \
+    --latency --round-trips 20000 --payload 3 --json "$out/latency/run-$run.json" >"$out/latency/run-$run.txt" 2>&1
+done
+
+# The core alone, batching off and on.
+for run in $(seq 1 "$repeat"); do
+  dotnet "$tpp" --pairs 1,5,10,30 --messages 20000 --json "$out/transport/run-$run.json" >"$out/transport/run-$run.txt" 2>&1
+done
+
+# BenchmarkDotNet: the core's parts and the Akka transports through the SPI.
+dotnet run -c Release --project benchmarks/FlushBatching.Benchmarks -- --filter '*' --job short \
+  --artifacts "$out/bdn-core" >"$out/bdn-core.txt" 2>&1
+dotnet run -c Release --project benchmarks/FlushBatching.Akka.Benchmarks -- --filter '*' --job short \
+  --artifacts "$out/bdn-akka" >"$out/bdn-akka.txt" 2>&1
+
+python3 benchmarks/summarize.py "$out" >"$out/summary.md"
+cat "$out/summary.md"
