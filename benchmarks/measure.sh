@@ -54,5 +54,21 @@ dotnet run -c Release --project benchmarks/FlushBatching.Benchmarks -- --filter 
 dotnet run -c Release --project benchmarks/FlushBatching.Akka.Benchmarks -- --filter '*' --job short \
   --artifacts "$out/bdn-akka" >"$out/bdn-akka.txt" 2>&1
 
+# The reports' Markdown and CSV are kept; their HTML copies and BenchmarkDotNet's logs (the .txt above) are not.
+find "$out" -name '*.html' -delete
+find "$out"/bdn-* -maxdepth 1 -name '*.log' -delete
 python3 benchmarks/summarize.py "$out" >"$out/summary.md"
 cat "$out/summary.md"
+
+# docs/performance.md's charts: every run of the 100-byte rows and of the light-load round trip, medians drawn.
+python3 - "$out" <<'PY'
+import glob, json, sys
+out = sys.argv[1]
+runs = lambda folder: [json.load(open(f)) for f in sorted(glob.glob(f"{out}/{folder}/run-*.json"))]
+remote = runs("remote-100")
+json.dump({"Machine": remote[0]["Machine"], "Rows": [r for d in remote for r in d["Rows"]],
+           "Latency": [l for d in runs("latency") for l in d["Latency"]]}, open(f"{out}/charts-remote.json", "w"))
+json.dump([r for d in runs("transport") for r in d], open(f"{out}/charts-transport.json", "w"))
+PY
+(cd tools/charts && npm ci --silent && node render.mjs --remote "$out/charts-remote.json" --transport "$out/charts-transport.json" --out ../../docs/charts) ||
+  echo "charts not drawn: tools/charts needs node and npm"

@@ -41,14 +41,16 @@ def latency():
     data = runs("latency")
     print("### Light load: one message in flight, 3-byte payload\n")
     print(f"{len(data)} runs of 20,000 round trips each, medians.\n")
-    print("| transport | p50 µs | p90 µs | p99 µs |")
-    print("|---|---:|---:|---:|")
+    print("| transport | p50 µs | p90 µs | p99 µs | p50 × stock-nobatching | CPU µs per round trip |")
+    print("|---|---:|---:|---:|---:|---:|")
     by = {}
     for d in data:
         for r in d["Latency"]:
             by.setdefault(r["Transport"], []).append(r)
+    base = by["stock-nobatching"]
     for t, rs in by.items():
-        print(f'| {t} | {st.median(r["P50Us"] for r in rs):.0f} | {st.median(r["P90Us"] for r in rs):.0f} | {st.median(r["P99Us"] for r in rs):.0f} |')
+        print(f'| {t} | {st.median(r["P50Us"] for r in rs):.0f} | {st.median(r["P90Us"] for r in rs):.0f} | {st.median(r["P99Us"] for r in rs):.0f} | '
+              f'{st.median(a["P50Us"] / b["P50Us"] for a, b in zip(rs, base)):.2f}× | {st.median(r["CpuUsPerRoundTrip"] for r in rs):.0f} |')
     print()
 
 
