@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Text;
+using Akka.Configuration;
 using FlushBatching.Batching;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
@@ -50,19 +51,19 @@ public sealed class FlushBatchingOptions
     /// <summary><c>byte-order</c> of the length prefix; equal on every node.</summary>
     public ByteOrder? ByteOrder { get; set; }
 
-    /// <summary>The HOCON these options write, after checking every value as the transport would at start.</summary>
+    /// <summary>The HOCON these options write, after checking every value as the transport does at start.</summary>
     /// <exception cref="InvalidSettingException">A value is not allowed; the message names the key as HOCON writes it.</exception>
     public string ToHocon()
     {
-        var values = Values();
-        Check(values);
         var hocon = new StringBuilder(Section).Append(" {\n");
-        foreach (var (key, value) in values)
+        foreach (var (key, value) in Values())
         {
             hocon.Append("  ").Append(key).Append(" = \"").Append(value).Append("\"\n");
         }
 
-        return hocon.Append("}\n").ToString();
+        var text = hocon.Append("}\n").ToString();
+        FlushBatchingTransport.Validate(ConfigurationFactory.ParseString(text).GetConfig(Section));
+        return text;
     }
 
     /// <inheritdoc />
@@ -102,31 +103,4 @@ public sealed class FlushBatchingOptions
     }
 
     private static string? Size(long? bytes) => bytes is { } b ? b.ToString(CultureInfo.InvariantCulture) + "b" : null;
-
-    // The transport's own parsing, in the order it reads the keys, so a bad value fails here with the message it
-    // would fail with at start. The water marks go together, 0 meaning the default, as the transport reads them.
-    private static void Check(List<(string Key, string Value)> values)
-    {
-        var connection = ConnectionSettings.Default;
-        long high = ConnectionSettings.DefaultWriteBufferHighWaterMark, low = ConnectionSettings.DefaultWriteBufferLowWaterMark;
-        foreach (var (key, value) in values)
-        {
-            switch (key)
-            {
-                case TransportClassKey:
-                    break;
-                case ConnectionSettings.HighWaterMarkKey:
-                    high = SettingText.ParseSize(key, value) is var h and not 0 ? h : high;
-                    break;
-                case ConnectionSettings.LowWaterMarkKey:
-                    low = SettingText.ParseSize(key, value) is var l and not 0 ? l : low;
-                    break;
-                default:
-                    connection = connection.With(key, value);
-                    break;
-            }
-        }
-
-        connection.WithWriteBufferWaterMarks(high, low);
-    }
 }

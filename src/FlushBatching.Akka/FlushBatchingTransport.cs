@@ -51,7 +51,7 @@ public abstract class FlushBatchingTransport : Transport
 
         // A Meter of its own, every measurement tagged with the address this transport is configured with: one
         // value per ActorSystem, so two systems in one process are told apart. Disposed at shutdown.
-        var address = $"akka.{SchemeIdentifier}://{system.Name}@{Settings.PublicHostname}:{Settings.PublicPort ?? Settings.Port}";
+        var address = "akka." + new Address(SchemeIdentifier, system.Name, BatchingTransportSettings.AddressHost(Settings.PublicHostname), Settings.PublicPort ?? Settings.Port);
         Settings = Settings.WithMetrics(new FlushBatchingMetrics(new KeyValuePair<string, object?>(AddressTag, address)));
         _stack = stack(Settings);
     }
@@ -61,6 +61,14 @@ public abstract class FlushBatchingTransport : Transport
     /// <c>akka.tcp://MySystem@10.0.0.5:4053</c> (port 0 when the port is left to the system).
     /// </summary>
     public const string AddressTag = "akka.address";
+
+    /// <summary>
+    /// Reads <paramref name="section"/> as a transport reads its own at start, over the package's defaults, and throws
+    /// what the transport would throw: so that a host refuses a bad value before its ActorSystem starts, with the same
+    /// message. <c>FlushBatching.Akka.Hosting</c> checks its options through this.
+    /// </summary>
+    /// <exception cref="InvalidSettingException">A value is not allowed; the message names its key.</exception>
+    public static void Validate(Config section) => _ = BatchingTransportSettings.Create(section);
 
     /// <summary><c>tcp</c>, or <c>ssl.tcp</c> with TLS: Akka's addresses read <c>akka.tcp://system@host:port</c>.</summary>
     public override string SchemeIdentifier { get; protected set; }
