@@ -88,16 +88,7 @@ smoke_two_processes() {
   dotnet "$dll" --role server --port 0 >"$log" 2>&1 &
   server=$!
   trap 'kill "$server" 2>/dev/null || true' RETURN
-  for _ in $(seq 1 60); do
-    address=$(grep -Eo 'server at akka\.tcp://[^ ]+' "$log" | sed 's/server at //' || true)
-    [[ -n "$address" ]] && break
-    sleep 1
-  done
-  if [[ -z "$address" ]]; then
-    cat "$log" >&2
-    echo "error: the RemotePingPong server printed no address" >&2
-    exit 1
-  fi
+  address=$(benchmarks/server-address.sh "$log")
   bounded dotnet "$dll" --role client --server "$address" --transport flushbatching,stock --clients 2 --messages 2000
   kill -TERM "$server"
   for _ in $(seq 1 30); do

@@ -26,11 +26,7 @@ for build in before after; do
 done
 trap 'kill -TERM "${server[before]}" "${server[after]}" 2>/dev/null || true; git -C "$root" worktree remove --force "$work/before"; git -C "$root" worktree remove --force "$work/after"' EXIT
 for build in before after; do
-  for _ in $(seq 1 60); do
-    address[$build]=$(grep -Eo 'server at akka\.tcp://[^ ]+' "$out/server-$build.log" | sed 's/server at //' || true)
-    [[ -n "${address[$build]}" ]] && break
-    sleep 1
-  done
+  address[$build]=$("$root/benchmarks/server-address.sh" "$out/server-$build.log")
 done
 for run in $(seq 1 "$repeat"); do
   for build in before after; do

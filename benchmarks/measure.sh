@@ -21,11 +21,7 @@ mkdir -p "$out"/remote-100 "$out"/remote-3 "$out"/latency "$out"/transport
 dotnet "$rpp" --role server --port 0 >"$out/server.log" 2>&1 &
 server=$!
 trap 'kill -TERM "$server" 2>/dev/null || true' EXIT
-for _ in $(seq 1 60); do
-  address=$(grep -Eo 'server at akka\.tcp://[^ ]+' "$out/server.log" | sed 's/server at //' || true)
-  [[ -n "$address" ]] && break
-  sleep 1
-done
+address=$(benchmarks/server-address.sh "$out/server.log")
 for run in $(seq 1 "$repeat"); do
   for payload in 100 3; do
     dotnet "$rpp" --role client --server "$address" --transport flushbatching,flushbatching-dotnetty,stock \

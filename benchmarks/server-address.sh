@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Prints the address a RemotePingPong server (--role server) wrote to LOG, waiting up to 60 s for it; on none, shows
+# the log on stderr and fails. Used by build.sh, measure.sh and compare-builds.sh.
+#
+#   address=$(benchmarks/server-address.sh server.log)
+set -euo pipefail
+log=$1
+for _ in $(seq 1 60); do
+  address=$(grep -Eo 'server at akka\.tcp://[^ ]+' "$log" | sed 's/server at //' || true)
+  if [[ -n "$address" ]]; then
+    echo "$address"
+    exit 0
+  fi
+  sleep 1
+done
+cat "$log" >&2
+echo "error: the RemotePingPong server printed no address in 60 s" >&2
+exit 1
