@@ -25,7 +25,7 @@ bounded() { timeout --kill-after=30s 10m "$@"; }
 # of the log as flaky (these machines are shared and noisy), a test that fails twice fails the build. Each failure's
 # name and message is kept for the end of the log, where CI shows it. $2 names the run in the results' file name.
 run_tests() {
-  local project=$1 run=${2:-} name trx counts passed failed skipped retry_failed names=() filter
+  local project=$1 run=${2:-} name trx counts passed failed skipped incomplete retry_failed names=() filter
   name=$(basename "$project" .csproj)$run
   trx="$PWD/$artifacts/test-results/$name.trx"
   rm -f "$trx" "${trx%.trx}-retry.trx"
@@ -37,19 +37,20 @@ run_tests() {
     return
   fi
   counts=$(python3 tools/trx.py counts "$trx")
-  read -r passed failed skipped <<<"$counts"
+  read -r passed failed skipped incomplete <<<"$counts"
   python3 tools/trx.py report "$trx" >>"$failure_log"
   total_passed=$((total_passed + passed))
   total_skipped=$((total_skipped + skipped))
   ((failed == 0)) && return
   mapfile -t names < <(python3 tools/trx.py failed "$trx")
-  if ((failed <= 3 && ${#names[@]} == failed)); then
+  # A run that did not complete (hung, crashed) is never retried: a retry of the failed tests alone would hide it.
+  if ((failed <= 3 && incomplete == 0 && ${#names[@]} > 0)); then
     filter=$(printf 'FullyQualifiedName~%s|' "${names[@]}")
     echo "retrying once: ${names[*]}"
     dotnet test "$project" "${test_options[@]}" --filter "${filter%|}" --logger "trx;LogFileName=${trx%.trx}-retry.trx" || true
     if [[ -f "${trx%.trx}-retry.trx" ]]; then
       counts=$(python3 tools/trx.py counts "${trx%.trx}-retry.trx")
-      read -r _ retry_failed _ <<<"$counts"
+      read -r _ retry_failed _ _ <<<"$counts"
       if ((retry_failed == 0)); then
         total_passed=$((total_passed + failed))
         flaky_tests+=("${names[@]}")

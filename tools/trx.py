@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Reads a test run's TRX file (the results `dotnet test --logger trx` writes) for build.sh.
 
-  trx.py counts FILE    prints "passed failed skipped", where failed also counts a run that did not complete
-                        (a hung test host killed by --blame-hang-timeout, a crash): its tests never reported
+  trx.py counts FILE    prints "passed failed skipped incomplete", where incomplete is 1 for a run that did not
+                        complete (a hung test host killed by --blame-hang-timeout, a crash), and failed counts it too
   trx.py failed FILE    prints the fully qualified name of each failed test, one per line
   trx.py report FILE    prints each failed test with its message, and why the run did not complete, for the log's end
 """
@@ -30,7 +30,8 @@ def main(command, path):
         return f'{method.get("className")}.{method.get("name")}'
 
     if command == "counts":
-        print(counters["passed"], int(counters["failed"]) + int(counters.get("error", 0)) + (1 if incomplete else 0), skipped)
+        print(counters["passed"], int(counters["failed"]) + int(counters.get("error", 0)) + (1 if incomplete else 0), skipped,
+              1 if incomplete else 0)
     elif command == "failed":
         print("\n".join(sorted({qualified(r) for r in failed})))
     elif command == "report":
