@@ -204,13 +204,15 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         await Assert.ThrowsAsync<InvalidAssociationException>(() => client.Associate(serverAddress));
     }
 
-    [Fact]
-    public async Task A_bad_value_is_logged_at_error_naming_the_key_and_the_value_before_the_transport_throws()
+    [Theory]
+    [InlineData("batching.max-pending-bytes = 10x", "batching.max-pending-bytes", "10x")]
+    [InlineData("enable-ssl = on\nssl.certificate.path = \"/nonexistent/node.pfx\"", "ssl.certificate.path", "/nonexistent/node.pfx")]
+    public async Task A_bad_value_or_a_missing_certificate_is_logged_at_error_naming_the_key_before_the_transport_throws(string section, string key, string value)
     {
-        var e = Assert.ThrowsAny<Exception>(() => Create("batching.max-pending-bytes = 10x"));
+        var e = Assert.ThrowsAny<Exception>(() => Create(section));
 
         Assert.IsType<InvalidSettingException>(e.InnerException);
-        await Poll.Until(() => ErrorLogged("batching.max-pending-bytes", "10x"), "an ERROR line naming the key and the value");
+        await Poll.Until(() => ErrorLogged(key, value), "an ERROR line naming the key and the value");
     }
 
     [Fact]
