@@ -19,11 +19,11 @@ public sealed class HostedClusterTests
     {
         int first = HostedNode.FreePort(), second = HostedNode.FreePort();
         var cluster = new ClusterOptions { SeedNodes = [Seed(first)] };
-        await using var a = await HostedNode.StartAsync(first, b => b
+        await using var a = await HostedNode.StartAsync(b => b
             .WithRemoting("127.0.0.1", first)
             .WithClustering(cluster)
             .WithFlushBatching(o => { o.Transport = stack; o.MaxPendingWrites = 64; }));
-        await using var b = await HostedNode.StartAsync(second, b => b
+        await using var b = await HostedNode.StartAsync(b => b
             .WithFlushBatching(o => { o.Transport = stack; o.MaxPendingWrites = 64; })
             .WithClustering(cluster)
             .WithRemoting("127.0.0.1", second));
@@ -43,8 +43,8 @@ public sealed class HostedClusterTests
     {
         int first = HostedNode.FreePort(), second = HostedNode.FreePort();
         var cluster = new ClusterOptions { SeedNodes = [Seed(first)] };
-        await using var stock = await HostedNode.StartAsync(first, b => b.WithRemoting("127.0.0.1", first).WithClustering(cluster));
-        await using var batching = await HostedNode.StartAsync(second, b => b.WithRemoting("127.0.0.1", second).WithClustering(cluster).WithFlushBatching());
+        await using var stock = await HostedNode.StartAsync(b => b.WithRemoting("127.0.0.1", first).WithClustering(cluster));
+        await using var batching = await HostedNode.StartAsync(b => b.WithRemoting("127.0.0.1", second).WithClustering(cluster).WithFlushBatching());
 
         await stock.WaitForUpAsync(2);
         await batching.WaitForUpAsync(2);
@@ -82,8 +82,8 @@ public sealed class HostedClusterTests
             builder.WithClustering(cluster);
         }
 
-        await using var a = await HostedNode.StartAsync(first, b => Configure(b, first));
-        await using var b = await HostedNode.StartAsync(second, b => Configure(b, second));
+        await using var a = await HostedNode.StartAsync(b => Configure(b, first));
+        await using var b = await HostedNode.StartAsync(b => Configure(b, second));
 
         await a.WaitForUpAsync(2);
         await b.WaitForUpAsync(2);
@@ -95,7 +95,7 @@ public sealed class HostedClusterTests
     public async Task Hocon_added_earlier_that_names_the_stock_transport_does_not_win()
     {
         var port = HostedNode.FreePort();
-        await using var node = await HostedNode.StartAsync(port, b => b
+        await using var node = await HostedNode.StartAsync(b => b
             .AddHocon("akka.remote.dot-netty.tcp.transport-class = \"Akka.Remote.Transport.DotNetty.TcpTransport, Akka.Remote\"", HoconAddMode.Append)
             .WithRemoting("127.0.0.1", port)
             .WithFlushBatching());

@@ -17,11 +17,11 @@ public sealed class OpenTelemetryMetricsTests
         var exported = new List<Metric>();
         int first = HostedNode.FreePort(), second = HostedNode.FreePort();
         var cluster = new ClusterOptions { SeedNodes = [$"akka.tcp://{HostedNode.SystemName}@127.0.0.1:{first}"] };
-        await using var a = await HostedNode.StartAsync(first, b => b.WithRemoting("127.0.0.1", first).WithClustering(cluster).WithFlushBatching(),
+        await using var a = await HostedNode.StartAsync(b => b.WithRemoting("127.0.0.1", first).WithClustering(cluster).WithFlushBatching(),
             services => services.AddOpenTelemetry().WithMetrics(metrics => metrics
                 .AddMeter(FlushBatchingMetrics.MeterName)
                 .AddInMemoryExporter(exported)));
-        await using var b = await HostedNode.StartAsync(second, b => b.WithRemoting("127.0.0.1", second).WithClustering(cluster).WithFlushBatching());
+        await using var b = await HostedNode.StartAsync(b => b.WithRemoting("127.0.0.1", second).WithClustering(cluster).WithFlushBatching());
         await a.WaitForUpAsync(2);
 
         a.Host.Services.GetRequiredService<MeterProvider>().ForceFlush();

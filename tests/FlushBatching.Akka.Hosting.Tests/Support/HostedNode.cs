@@ -14,18 +14,15 @@ public sealed class HostedNode : IAsyncDisposable
 {
     public const string SystemName = "hosted";
 
-    private HostedNode(IHost host, CollectingLoggerProvider logs, int port)
+    private HostedNode(IHost host, CollectingLoggerProvider logs)
     {
         Host = host;
         Logs = logs;
-        Port = port;
     }
 
     public IHost Host { get; }
 
     public CollectingLoggerProvider Logs { get; }
-
-    public int Port { get; }
 
     public ActorSystem System => Host.Services.GetRequiredService<ActorSystem>();
 
@@ -38,7 +35,7 @@ public sealed class HostedNode : IAsyncDisposable
     }
 
     /// <summary>Builds the host with Akka's log going to the host's loggers, and configures Akka with <paramref name="configure"/>.</summary>
-    public static HostedNode Create(int port, Action<AkkaConfigurationBuilder> configure, Action<IServiceCollection>? services = null)
+    public static HostedNode Create(Action<AkkaConfigurationBuilder> configure, Action<IServiceCollection>? services = null)
     {
         var logs = new CollectingLoggerProvider();
         var host = new HostBuilder()
@@ -53,13 +50,13 @@ public sealed class HostedNode : IAsyncDisposable
                 });
             })
             .Build();
-        return new HostedNode(host, logs, port);
+        return new HostedNode(host, logs);
     }
 
     /// <summary>Builds and starts the host.</summary>
-    public static async Task<HostedNode> StartAsync(int port, Action<AkkaConfigurationBuilder> configure, Action<IServiceCollection>? services = null)
+    public static async Task<HostedNode> StartAsync(Action<AkkaConfigurationBuilder> configure, Action<IServiceCollection>? services = null)
     {
-        var node = Create(port, configure, services);
+        var node = Create(configure, services);
         await node.Host.StartAsync();
         return node;
     }
