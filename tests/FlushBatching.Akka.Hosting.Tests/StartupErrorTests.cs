@@ -1,6 +1,7 @@
 using Akka.Hosting;
 using Akka.Remote.Hosting;
 using FlushBatching.Akka.Hosting.Tests.Support;
+using FlushBatching.Akka.Tests.Support;
 using Microsoft.Extensions.Logging;
 
 namespace FlushBatching.Akka.Hosting.Tests;
@@ -35,12 +36,7 @@ public sealed class StartupErrorTests
         // Akka.Remote wraps the transport's exception four deep and logs "Remoting error: [Startup failed] []". Akka's
         // log reaches the host's loggers asynchronously, so the host's own "Unable to start AkkaHostedService" line may
         // come before or after it; among Akka's lines, the transport's must be the first error.
-        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(10);
-        while (!node.Logs.Lines.Any(l => l.Message.Contains(Expected, StringComparison.Ordinal)) && DateTime.UtcNow < deadline)
-        {
-            await Task.Delay(50);
-        }
-
+        await Poll.Until(() => node.Logs.Lines.Any(l => l.Level >= LogLevel.Error && l.Category.StartsWith("Akka.Actor", StringComparison.Ordinal)), "an error from Akka", seconds: 10);
         var first = node.Logs.Lines.First(l => l.Level >= LogLevel.Error && l.Category.StartsWith("Akka.Actor", StringComparison.Ordinal));
         Assert.Contains(Expected, first.Message);
     }

@@ -3,6 +3,7 @@ using System.Net.Sockets;
 using Akka.Actor;
 using Akka.Cluster;
 using Akka.Hosting;
+using FlushBatching.Akka.Tests.Support;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
@@ -61,19 +62,21 @@ public sealed class HostedNode : IAsyncDisposable
         return node;
     }
 
-    /// <summary>The INFO line the FlushBatching transport logs once it listens, or null on a stock node.</summary>
+    /// <summary>The INFO line the FlushBatching transport logs once it listens, or null on a stock node (so far).</summary>
     public string? TransportLine => Logs.Lines.Select(l => l.Message).FirstOrDefault(m => m.Contains("FlushBatching transport listening", StringComparison.Ordinal));
 
+    /// <summary>Waits for <see cref="TransportLine"/>: Akka's log reaches the host's loggers asynchronously.</summary>
+    public async Task<string> WaitForTransportLineAsync()
+    {
+        await Poll.Until(() => TransportLine is not null, "the FlushBatching transport's line in the host's log", seconds: 10);
+        return TransportLine!;
+    }
+
     /// <summary>Waits until this node's cluster sees <paramref name="members"/> members, all Up.</summary>
-    public async Task WaitForUpAsync(int members)
+    public Task WaitForUpAsync(int members)
     {
         var cluster = Cluster.Get(System);
-        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
-        while (!(cluster.State.Members.Count == members && cluster.State.Members.All(m => m.Status == MemberStatus.Up)))
-        {
-            Assert.True(DateTime.UtcNow < deadline, $"the cluster did not reach {members} members Up: {string.Join(", ", cluster.State.Members)}");
-            await Task.Delay(100);
-        }
+        return Poll.Until(() => cluster.State.Members.Count == members && cluster.State.Members.All(m => m.Status == MemberStatus.Up), $"{members} members Up", seconds: 30);
     }
 
     public async ValueTask DisposeAsync()
