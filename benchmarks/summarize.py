@@ -13,16 +13,21 @@ def runs(folder):
     return [json.load(open(f)) for f in sorted(glob.glob(os.path.join(out, folder, "run-*.json")))]
 
 
+def grouped(rows, key):
+    """The rows of every run by key(row), each list in run order, so lists of two keys pair up run by run."""
+    groups = {}
+    for r in rows:
+        groups.setdefault(key(r), []).append(r)
+    return groups
+
+
 def remote(folder, title):
     data = runs(folder)
     print(f"### {title}\n")
     print(f"{len(data)} runs, medians; ratios are the median of each run's own ratio to stock.\n")
     print("| clients | flushbatching msgs/s | × stock | CPU µs/msg | × stock | flushbatching-dotnetty msgs/s | × stock | CPU µs/msg | × stock | stock msgs/s | CPU µs/msg |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    rows = {}
-    for d in data:
-        for r in d["Rows"]:
-            rows.setdefault((r["Transport"], r["Clients"]), []).append(r)
+    rows = grouped((r for d in data for r in d["Rows"]), lambda r: (r["Transport"], r["Clients"]))
     for clients in sorted({c for _, c in rows}):
         stock = rows[("stock", clients)]
         cells = [str(clients)]
@@ -43,10 +48,7 @@ def latency():
     print(f"{len(data)} runs of 20,000 round trips each, medians.\n")
     print("| transport | p50 µs | p90 µs | p99 µs | p50 × stock-nobatching | CPU µs per round trip |")
     print("|---|---:|---:|---:|---:|---:|")
-    by = {}
-    for d in data:
-        for r in d["Latency"]:
-            by.setdefault(r["Transport"], []).append(r)
+    by = grouped((r for d in data for r in d["Latency"]), lambda r: r["Transport"])
     base = by["stock-nobatching"]
     for t, rs in by.items():
         print(f'| {t} | {st.median(r["P50Us"] for r in rs):.0f} | {st.median(r["P90Us"] for r in rs):.0f} | {st.median(r["P99Us"] for r in rs):.0f} | '
@@ -60,10 +62,7 @@ def transport():
     print(f"{len(data)} runs, medians.\n")
     print("| pairs | batching off msgs/s | on msgs/s | on ÷ off | frames per send, on |")
     print("|---:|---:|---:|---:|---:|")
-    rows = {}
-    for d in data:
-        for r in d:
-            rows.setdefault((r["Batching"], r["Pairs"]), []).append(r)
+    rows = grouped((r for d in data for r in d), lambda r: (r["Batching"], r["Pairs"]))
     for pairs in sorted({p for _, p in rows}):
         off, on = rows[("off", pairs)], rows[("on", pairs)]
         print(f'| {pairs} | {st.median(r["MsgsPerSec"] for r in off):,.0f} | {st.median(r["MsgsPerSec"] for r in on):,.0f} | '
