@@ -11,17 +11,19 @@ namespace FlushBatching.Akka.Hosting.Tests;
 /// <summary>docs/metrics.md's OpenTelemetry example, run: two hosts in one process, each exporting the Meter.</summary>
 public sealed class OpenTelemetryMetricsTests
 {
-    [Fact]
-    public async Task The_documented_AddMeter_exports_every_send_bucketed_and_tagged_with_each_system_s_address()
+    [Theory]
+    [InlineData(TransportStack.Sockets)]
+    [InlineData(TransportStack.DotNetty)]
+    public async Task The_documented_AddMeter_exports_every_send_bucketed_and_tagged_with_each_system_s_address(TransportStack stack)
     {
         var exported = new List<Metric>();
         int first = HostedNode.FreePort(), second = HostedNode.FreePort();
         var cluster = new ClusterOptions { SeedNodes = [$"akka.tcp://{HostedNode.SystemName}@127.0.0.1:{first}"] };
-        await using var a = await HostedNode.StartAsync(b => b.WithRemoting("127.0.0.1", first).WithClustering(cluster).WithFlushBatching(),
+        await using var a = await HostedNode.StartAsync(b => b.WithRemoting("127.0.0.1", first).WithClustering(cluster).WithFlushBatching(o => o.Transport = stack),
             services => services.AddOpenTelemetry().WithMetrics(metrics => metrics
                 .AddMeter(FlushBatchingMetrics.MeterName)
                 .AddInMemoryExporter(exported)));
-        await using var b = await HostedNode.StartAsync(b => b.WithRemoting("127.0.0.1", second).WithClustering(cluster).WithFlushBatching());
+        await using var b = await HostedNode.StartAsync(b => b.WithRemoting("127.0.0.1", second).WithClustering(cluster).WithFlushBatching(o => o.Transport = stack));
         await a.WaitForUpAsync(2);
 
         a.Host.Services.GetRequiredService<MeterProvider>().ForceFlush();
