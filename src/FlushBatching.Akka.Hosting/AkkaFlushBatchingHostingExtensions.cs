@@ -1,4 +1,3 @@
-using Akka.Configuration;
 using Akka.Hosting;
 
 namespace FlushBatching.Akka.Hosting;
@@ -20,7 +19,7 @@ public static class AkkaFlushBatchingHostingExtensions
     public static AkkaConfigurationBuilder WithFlushBatching(this AkkaConfigurationBuilder builder, FlushBatchingOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(builder);
-        return builder.AddHocon(ConfigurationFactory.ParseString((options ?? new FlushBatchingOptions()).ToHocon()), HoconAddMode.Prepend);
+        return builder.AddHocon((options ?? new FlushBatchingOptions()).ToConfig(), HoconAddMode.Prepend);
     }
 
     /// <summary>Runs Akka.Remote over FlushBatching's transport, with the options <paramref name="configure"/> sets.</summary>

@@ -51,9 +51,9 @@ public sealed class FlushBatchingOptions
     /// <summary><c>byte-order</c> of the length prefix; equal on every node.</summary>
     public ByteOrder? ByteOrder { get; set; }
 
-    /// <summary>The HOCON these options write, after checking every value as the transport does at start.</summary>
+    /// <summary>The configuration these options write, after checking every value as the transport does at start.</summary>
     /// <exception cref="InvalidSettingException">A value is not allowed; the message names the key as HOCON writes it.</exception>
-    public string ToHocon()
+    public Config ToConfig()
     {
         var hocon = new StringBuilder(Section).Append(" {\n");
         foreach (var (key, value) in Values())
@@ -61,13 +61,10 @@ public sealed class FlushBatchingOptions
             hocon.Append("  ").Append(key).Append(" = \"").Append(value).Append("\"\n");
         }
 
-        var text = hocon.Append("}\n").ToString();
-        FlushBatchingTransport.Validate(ConfigurationFactory.ParseString(text).GetConfig(Section));
-        return text;
+        var config = ConfigurationFactory.ParseString(hocon.Append('}').ToString());
+        FlushBatchingTransport.Validate(config.GetConfig(Section));
+        return config;
     }
-
-    /// <inheritdoc />
-    public override string ToString() => ToHocon();
 
     private List<(string Key, string Value)> Values()
     {

@@ -8,7 +8,7 @@ namespace FlushBatching.Akka.Hosting.Tests;
 public sealed class FlushBatchingOptionsTests
 {
     private static Config Section(FlushBatchingOptions options) =>
-        ConfigurationFactory.ParseString(options.ToHocon()).GetConfig(FlushBatchingOptions.Section);
+        options.ToConfig().GetConfig(FlushBatchingOptions.Section);
 
     [Fact]
     public void Options_left_unset_write_only_the_transport_class_of_the_sockets_stack()
@@ -62,7 +62,7 @@ public sealed class FlushBatchingOptionsTests
         var options = new FlushBatchingOptions();
         set(options);
 
-        var error = Assert.Throws<InvalidSettingException>(options.ToHocon);
+        var error = Assert.Throws<InvalidSettingException>(options.ToConfig);
         Assert.Contains(message, error.Message);
     }
 
