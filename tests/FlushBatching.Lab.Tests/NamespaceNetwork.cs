@@ -50,6 +50,9 @@ public sealed class NamespaceNetwork : LabNetwork
         return available;
     }
 
+    /// <summary>Why a scenario that needs links to cut or throttle is skipped here, or <c>null</c> where it runs.</summary>
+    public static string? SkipReason => IsAvailable(out var why) ? null : $"needs network namespaces: {why}";
+
     // Probed once per process: test discovery asks for every scenario that needs real links.
     private static readonly Lazy<(bool, string)> Probe = new(() => (ProbeOnce(out var why), why));
 

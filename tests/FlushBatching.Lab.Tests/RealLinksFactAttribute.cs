@@ -6,11 +6,5 @@ namespace FlushBatching.Lab.Tests;
 /// </summary>
 public sealed class RealLinksFactAttribute : FactAttribute
 {
-    public RealLinksFactAttribute()
-    {
-        if (!NamespaceNetwork.IsAvailable(out var why))
-        {
-            Skip = $"needs network namespaces: {why}";
-        }
-    }
+    public RealLinksFactAttribute() => Skip = NamespaceNetwork.SkipReason;
 }
