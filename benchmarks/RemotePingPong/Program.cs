@@ -1,11 +1,11 @@
 using System.CommandLine;
 using Akka.Actor;
+using Akka.Configuration;
 using System.Runtime.InteropServices;
 using System.Text.Json;
 using FlushBatching;
-using FlushBatching.Batching;
+using FlushBatching.Akka;
 using FlushBatching.Benchmarks.Shared;
-using FlushBatching.Tcp;
 using RemotePingPong;
 
 const int WarmUpClients = 5;
@@ -84,9 +84,17 @@ root.SetAction(async (parse, _) =>
     }
 
     string section;
+    List<(string Writes, string Bytes, string Interval)>? grid = null;
     try
     {
         section = Section(parse.GetValue(setOption) ?? []);
+        if (parse.GetValue(sweepOption))
+        {
+            grid = Grid(
+                parse.GetValue(sweepWritesOption) is { Length: > 0 } w ? w : ["10", "30", "100"],
+                parse.GetValue(sweepBytesOption) is { Length: > 0 } b ? b : ["16k", "64k"],
+                parse.GetValue(sweepIntervalOption) is { Length: > 0 } i ? i : ["40ms"]);
+        }
     }
     catch (Exception e) when (e is InvalidSettingException or FormatException)
     {
@@ -133,12 +141,8 @@ root.SetAction(async (parse, _) =>
             await PingPongRun.ThroughputAsync(echoes, transport, WarmUpClients, warmUpMessages, payload, counter);
         }
 
-        if (parse.GetValue(sweepOption))
+        if (grid is not null)
         {
-            var grid = Grid(
-                parse.GetValue(sweepWritesOption) is { Length: > 0 } w ? w : ["10", "30", "100"],
-                parse.GetValue(sweepBytesOption) is { Length: > 0 } b ? b : ["16k", "64k"],
-                parse.GetValue(sweepIntervalOption) is { Length: > 0 } i ? i : ["40ms"]);
             await Sweep.RunAsync(echoes, grid, section, clientCounts, messages, repeat, payload, counter, report);
         }
         else
@@ -291,34 +295,23 @@ static string Section(IEnumerable<string> assignments)
             throw new FormatException($"--set takes key=value, not '{assignment}'.");
         }
 
-        if (parts[0].StartsWith(ConnectionSettings.BatchingPrefix, StringComparison.Ordinal) || ConnectionSettings.Keys.Contains(parts[0]))
-        {
-            ConnectionSettings.Default.With(parts[0], parts[1]); // a bad value fails here, naming the key
-        }
-
         lines.Add($"{parts[0]} = \"{parts[1]}\"");
     }
 
-    return string.Join(Environment.NewLine, lines);
+    var section = string.Join(Environment.NewLine, lines);
+    FlushBatchingTransport.Validate(ConfigurationFactory.ParseString(section)); // a bad value fails here, naming the key
+    return section;
 }
 
 static List<(string Writes, string Bytes, string Interval)> Grid(string[] writes, string[] bytes, string[] intervals)
 {
+    var grid = (from w in writes from b in bytes from i in intervals select (w, b, i)).ToList();
+
     // Check every value before running anything: a typo fails at once, naming the key.
-    foreach (var w in writes)
+    foreach (var (w, b, i) in grid)
     {
-        BatchingSettings.Default.With(BatchingSettings.MaxPendingWritesKey, w);
+        Section([$"batching.max-pending-writes={w}", $"batching.max-pending-bytes={b}", $"batching.flush-interval={i}"]);
     }
 
-    foreach (var b in bytes)
-    {
-        BatchingSettings.Default.With(BatchingSettings.MaxPendingBytesKey, b);
-    }
-
-    foreach (var i in intervals)
-    {
-        BatchingSettings.Default.With(BatchingSettings.FlushIntervalKey, i);
-    }
-
-    return [.. from w in writes from b in bytes from i in intervals select (w, b, i)];
+    return grid;
 }

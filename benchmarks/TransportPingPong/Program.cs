@@ -9,11 +9,9 @@ using TransportPingPong;
 
 var pairsOption = ListOptions.Numbers("--pairs", "Connection pair counts, one row each (comma-separated).", [1, 5, 10, 15, 20, 25, 30]);
 var batchingOption = ListOptions.Words("--batching", "Modes to run, interleaved row by row (comma-separated).", ["off", "on"], ["off", "on"]);
-var setOption = new Option<string[]>("--set")
-{
-    Description = "A setting for batching on, as key=value in HOCON notation (batching keys such as max-pending-writes=64, or connection keys such as tcp-nodelay=off). Repeatable.",
-    AllowMultipleArgumentsPerToken = false,
-};
+var writesOption = new Option<int?>("--max-pending-writes") { Description = "Batching on: writes that force a flush (default 30)." };
+var bytesOption = new Option<long?>("--max-pending-bytes") { Description = "Batching on: bytes that force a flush (default 16384)." };
+var intervalOption = new Option<double?>("--flush-interval-ms") { Description = "Batching on: the longest a write is held, in milliseconds (default 40)." };
 var inFlightOption = new Option<int>("--in-flight") { Description = "Messages each client keeps in flight.", DefaultValueFactory = _ => 50 };
 var messagesOption = new Option<int>("--messages") { Description = "Round trips per pair.", DefaultValueFactory = _ => 100_000 };
 var payloadOption = new Option<int>("--payload") { Description = "Payload bytes per message (at least 8, for the timestamp).", DefaultValueFactory = _ => 100 };
@@ -21,7 +19,7 @@ var jsonOption = new Option<FileInfo?>("--json") { Description = "Also write the
 
 var root = new RootCommand("Ping-pong over loopback TCP on the FlushBatching core. Each round trip is two messages; msgs/s = 2 x pairs x messages / elapsed.")
 {
-    pairsOption, batchingOption, setOption, inFlightOption, messagesOption, payloadOption, jsonOption,
+    pairsOption, batchingOption, writesOption, bytesOption, intervalOption, inFlightOption, messagesOption, payloadOption, jsonOption,
 };
 
 root.SetAction(async (parse, _) =>
@@ -38,9 +36,13 @@ root.SetAction(async (parse, _) =>
     ConnectionSettings on;
     try
     {
-        on = Apply(ConnectionSettings.Default, parse.GetValue(setOption) ?? []);
+        var batching = BatchingSettings.Default;
+        batching = parse.GetValue(writesOption) is { } writes ? batching.WithMaxPendingWrites(writes) : batching;
+        batching = parse.GetValue(bytesOption) is { } bytes ? batching.WithMaxPendingBytes(bytes) : batching;
+        batching = parse.GetValue(intervalOption) is { } ms ? batching.WithFlushInterval(TimeSpan.FromMilliseconds(ms)) : batching;
+        on = ConnectionSettings.Default.WithBatching(batching);
     }
-    catch (Exception e) when (e is InvalidSettingException or FormatException)
+    catch (InvalidSettingException e)
     {
         Console.Error.WriteLine(e.Message);
         return 2;
@@ -79,20 +81,3 @@ root.SetAction(async (parse, _) =>
 });
 
 return await root.Parse(args).InvokeAsync();
-
-static ConnectionSettings Apply(ConnectionSettings settings, IEnumerable<string> assignments)
-{
-    foreach (var assignment in assignments)
-    {
-        var parts = assignment.Split('=', 2, StringSplitOptions.TrimEntries);
-        if (parts.Length != 2)
-        {
-            throw new FormatException($"--set takes key=value, not '{assignment}'.");
-        }
-
-        var key = BatchingSettings.Keys.Contains(parts[0]) ? ConnectionSettings.BatchingPrefix + parts[0] : parts[0];
-        settings = settings.With(key, parts[1]);
-    }
-
-    return settings;
-}

@@ -7,6 +7,7 @@ using Akka.Remote.Transport;
 using Akka.Remote.Transport.DotNetty;
 using FlushBatching.Batching;
 using FlushBatching.Diagnostics;
+using FlushBatching.Framing;
 using FlushBatching.Tcp;
 
 namespace FlushBatching.Akka;
@@ -84,51 +85,50 @@ internal sealed class BatchingTransportSettings
     /// <param name="log">Where a warning about the settings goes, and the logger a custom certificate validator is given.</param>
     public static BatchingTransportSettings Create(Config section, DotNettySslSetup? sslSetup = null, ILoggingAdapter? log = null)
     {
-        var config = (section ?? Config.Empty).WithFallback(Reference);
-        string Read(string key) => config.GetString(key) ?? throw new InvalidSettingException(key, "(missing)", "a value");
-
-        var hostname = Read(HostnameKey);
+        var read = new SectionReader((section ?? Config.Empty).WithFallback(Reference));
+        var hostname = read.Text(HostnameKey);
         if (string.IsNullOrWhiteSpace(hostname))
         {
             hostname = IPAddress.Any.ToString();
         }
 
-        var publicHostname = Read(PublicHostnameKey);
-        var publicPort = ParseWhole(PublicPortKey, Read(PublicPortKey), 0, 65535);
+        var publicHostname = read.Text(PublicHostnameKey);
+        var publicPort = Whole(read, PublicPortKey, 0, 65535);
+        var connection = read.Apply(() => ConnectionSettings.Default
+            .WithNoDelay(read.Boolean(ConnectionSettings.NoDelayKey))
+            .WithKeepAlive(read.Boolean(ConnectionSettings.KeepAliveKey))
+            .WithSendBufferSize(read.Size(ConnectionSettings.SendBufferSizeKey))
+            .WithReceiveBufferSize(read.Size(ConnectionSettings.ReceiveBufferSizeKey))
+            .WithBacklog(read.Int32(ConnectionSettings.BacklogKey))
+            .WithConnectTimeout(read.Duration(ConnectionSettings.ConnectTimeoutKey))
+            .WithWriteBufferWaterMarks(WaterMark(read, ConnectionSettings.HighWaterMarkKey), WaterMark(read, ConnectionSettings.LowWaterMarkKey))
+            .WithFraming(FramingSettings.Default
+                .WithMaximumFrameSize(read.Size(FramingSettings.MaximumFrameSizeKey))
+                .WithByteOrder(ByteOrderOf(read.Text(FramingSettings.ByteOrderKey))))
+            .WithBatching(BatchingSettings.Default
+                .WithEnabled(read.Boolean(Batching(BatchingSettings.EnabledKey)))
+                .WithMaxPendingWrites(read.Int32(Batching(BatchingSettings.MaxPendingWritesKey)))
+                .WithMaxPendingBytes(read.Size(Batching(BatchingSettings.MaxPendingBytesKey)))
+                .WithFlushInterval(read.Duration(Batching(BatchingSettings.FlushIntervalKey)))),
+            ConnectionSettings.SendBufferSizeKey, ConnectionSettings.ReceiveBufferSizeKey, ConnectionSettings.BacklogKey,
+            ConnectionSettings.ConnectTimeoutKey, ConnectionSettings.HighWaterMarkKey, ConnectionSettings.LowWaterMarkKey,
+            FramingSettings.MaximumFrameSizeKey, Batching(BatchingSettings.MaxPendingWritesKey),
+            Batching(BatchingSettings.MaxPendingBytesKey), Batching(BatchingSettings.FlushIntervalKey));
 
-        var connection = ConnectionSettings.Default;
-        foreach (var key in ConnectionSettings.Keys)
+        if (read.Boolean(EnableSslKey))
         {
-            if (key is not (ConnectionSettings.HighWaterMarkKey or ConnectionSettings.LowWaterMarkKey))
-            {
-                connection = connection.With(key, Read(key));
-            }
-        }
-
-        foreach (var key in BatchingSettings.Keys)
-        {
-            connection = connection.With(ConnectionSettings.BatchingPrefix + key, Read(ConnectionSettings.BatchingPrefix + key));
-        }
-
-        // Akka.Remote's own section writes 0b for both marks, meaning "the transport's default".
-        var high = ReadWaterMark(config, ConnectionSettings.HighWaterMarkKey);
-        var low = ReadWaterMark(config, ConnectionSettings.LowWaterMarkKey);
-        connection = connection.WithWriteBufferWaterMarks(high, low);
-
-        if (SettingText.ParseBoolean(EnableSslKey, Read(EnableSslKey)))
-        {
-            connection = connection.WithTls(TlsSection.Read(config, Read, sslSetup, log));
+            connection = connection.WithTls(TlsSection.Read(read, sslSetup, log));
         }
 
         return new BatchingTransportSettings(
             hostname,
             string.IsNullOrWhiteSpace(publicHostname) ? hostname : publicHostname,
-            ParseWhole(PortKey, Read(PortKey), 0, 65535),
+            Whole(read, PortKey, 0, 65535),
             publicPort == 0 ? null : publicPort,
-            SettingText.ParseBoolean(DnsUseIpv6Key, Read(DnsUseIpv6Key)),
+            read.Boolean(DnsUseIpv6Key),
             connection,
-            WorkerPoolSize(ServerWorkerPoolKey, Read),
-            WorkerPoolSize(ClientWorkerPoolKey, Read));
+            WorkerPoolSize(read, ServerWorkerPoolKey),
+            WorkerPoolSize(read, ClientWorkerPoolKey));
     }
 
     /// <summary>A copy whose connections record on <paramref name="metrics"/>.</summary>
@@ -211,33 +211,34 @@ internal sealed class BatchingTransportSettings
 
     private static string OnOff(bool value) => value ? "on" : "off";
 
-    private static long ReadWaterMark(Config config, string key)
+    private static string Batching(string key) => ConnectionSettings.BatchingPrefix + key;
+
+    private static ByteOrder ByteOrderOf(string text) => text.Trim().ToLowerInvariant() switch
     {
-        var size = SettingText.ParseSize(key, config.GetString(key));
-        return size == 0 ? SettingText.ParseSize(key, Reference.GetString(key)) : size;
-    }
+        "little-endian" => ByteOrder.LittleEndian,
+        "big-endian" => ByteOrder.BigEndian,
+        _ => throw new InvalidSettingException(FramingSettings.ByteOrderKey, text, "little-endian or big-endian"),
+    };
+
+    // Akka.Remote's own section writes 0b for both marks, meaning "the transport's default".
+    private static long WaterMark(SectionReader read, string key) =>
+        read.Size(key) is var size and not 0 ? size : new SectionReader(Reference).Size(key);
 
     // As stock sizes its event loop groups: the processor count times pool-size-factor, rounded up, kept between
     // pool-size-min and pool-size-max.
-    private static int WorkerPoolSize(string pool, Func<string, string> read)
+    private static int WorkerPoolSize(SectionReader read, string pool)
     {
-        string Key(string name) => pool + "." + name;
-        var min = ParseWhole(Key("pool-size-min"), read(Key("pool-size-min")), 1, 1024);
-        var max = ParseWhole(Key("pool-size-max"), read(Key("pool-size-max")), min, 1024);
-        var factorText = read(Key("pool-size-factor"));
-        if (!double.TryParse(factorText, System.Globalization.NumberStyles.Float, System.Globalization.CultureInfo.InvariantCulture, out var factor) || !(factor > 0 && factor <= 1024))
-        {
-            throw new InvalidSettingException(Key("pool-size-factor"), factorText, "a number above 0 and at most 1024, such as 1.0");
-        }
-
-        return (int)Math.Min(Math.Max(Math.Ceiling(Environment.ProcessorCount * factor), min), max);
+        var min = Whole(read, pool + ".pool-size-min", 1, 1024);
+        var max = Whole(read, pool + ".pool-size-max", min, 1024);
+        var factor = read.Number(pool + ".pool-size-factor");
+        return factor is > 0 and <= 1024
+            ? (int)Math.Min(Math.Max(Math.Ceiling(Environment.ProcessorCount * factor), min), max)
+            : throw new InvalidSettingException(pool + ".pool-size-factor", read.Text(pool + ".pool-size-factor"), "a number above 0 and at most 1024, such as 1.0");
     }
 
-    private static int ParseWhole(string key, string value, int min, int max)
-    {
-        var number = SettingText.ParseInteger(key, value);
-        return number >= min && number <= max ? (int)number : throw new InvalidSettingException(key, value, $"a whole number from {min} to {max}");
-    }
+    private static int Whole(SectionReader read, string key, int min, int max) => read.Whole(key) is var number && number >= min && number <= max
+        ? (int)number
+        : throw new InvalidSettingException(key, read.Text(key), $"a whole number from {min} to {max}");
 
     private static Config LoadReference()
     {

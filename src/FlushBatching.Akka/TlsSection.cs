@@ -28,12 +28,12 @@ internal static class TlsSection
         ["user-protected"] = X509KeyStorageFlags.UserProtected,
     };
 
-    public static TlsSettings Read(Config config, Func<string, string> read, DotNettySslSetup? sslSetup, ILoggingAdapter? log)
+    public static TlsSettings Read(SectionReader read, DotNettySslSetup? sslSetup, ILoggingAdapter? log)
     {
         if (sslSetup is not null)
         {
             // As stock 1.5.74: a certificate given in code wins over the section, whose ssl keys are then ignored.
-            if (!string.IsNullOrWhiteSpace(read(CertificatePrefix + "path")) || !string.IsNullOrWhiteSpace(read(CertificatePrefix + "thumbprint")))
+            if (!string.IsNullOrWhiteSpace(read.Text(CertificatePrefix + "path")) || !string.IsNullOrWhiteSpace(read.Text(CertificatePrefix + "thumbprint")))
             {
                 log?.Warning("Both DotNettySslSetup and HOCON SSL configuration are present. DotNettySslSetup takes precedence and HOCON SSL settings will be ignored.");
             }
@@ -52,24 +52,24 @@ internal static class TlsSection
         }
 
         // Plain values first, so that a typo is named even when the certificate would not load either.
-        var suppressValidation = SettingText.ParseBoolean(SuppressValidationKey, read(SuppressValidationKey));
-        var requireMutualAuthentication = SettingText.ParseBoolean(RequireMutualAuthenticationKey, read(RequireMutualAuthenticationKey));
-        var validateHostname = SettingText.ParseBoolean(ValidateCertificateHostnameKey, read(ValidateCertificateHostnameKey));
-        var byThumbprint = SettingText.ParseBoolean(CertificatePrefix + "use-thumbprint-over-file", read(CertificatePrefix + "use-thumbprint-over-file"));
+        var suppressValidation = read.Boolean(SuppressValidationKey);
+        var requireMutualAuthentication = read.Boolean(RequireMutualAuthenticationKey);
+        var validateHostname = read.Boolean(ValidateCertificateHostnameKey);
+        var byThumbprint = read.Boolean(CertificatePrefix + "use-thumbprint-over-file");
         TlsSettings tls;
         if (byThumbprint)
         {
-            var thumbprint = read(CertificatePrefix + "thumbprint");
+            var thumbprint = read.Text(CertificatePrefix + "thumbprint");
             if (string.IsNullOrWhiteSpace(thumbprint))
             {
                 throw new InvalidSettingException(CertificatePrefix + "thumbprint", thumbprint, "a certificate thumbprint when use-thumbprint-over-file is on");
             }
 
-            tls = TlsSettings.FromStore(ParseStoreName(read(CertificatePrefix + "store-name")), ParseStoreLocation(read(CertificatePrefix + "store-location")), thumbprint);
+            tls = TlsSettings.FromStore(ParseStoreName(read.Text(CertificatePrefix + "store-name")), ParseStoreLocation(read.Text(CertificatePrefix + "store-location")), thumbprint);
         }
         else
         {
-            tls = TlsSettings.FromPfxFile(read(CertificatePrefix + "path"), read(CertificatePrefix + "password"), ParseFlags(config.GetStringList(CertificatePrefix + "flags")));
+            tls = TlsSettings.FromPfxFile(read.Text(CertificatePrefix + "path"), read.Text(CertificatePrefix + "password"), ParseFlags(read.Config.GetStringList(CertificatePrefix + "flags")));
         }
 
         return Judging(tls, suppressValidation, requireMutualAuthentication, validateHostname, customValidator: null, log);

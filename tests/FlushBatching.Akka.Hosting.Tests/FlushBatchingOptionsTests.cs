@@ -38,7 +38,7 @@ public sealed class FlushBatchingOptionsTests
         Assert.Equal("off", section.GetString("batching.enabled"));
         Assert.Equal("64", section.GetString("batching.max-pending-writes"));
         Assert.Equal("32768b", section.GetString("batching.max-pending-bytes"));
-        Assert.Equal("2500us", section.GetString("batching.flush-interval"));
+        Assert.Equal("2500micros", section.GetString("batching.flush-interval"));
         Assert.Equal("4194304b", section.GetString("write-buffer-high-water-mark"));
         Assert.Equal("1000b", section.GetString("write-buffer-low-water-mark"));
         Assert.Equal("big-endian", section.GetString("byte-order"));

@@ -36,9 +36,11 @@ public sealed class BatchingTransportSettingsTests
     public void Reference_conf_writes_every_key_the_settings_read_and_no_other()
     {
         var keys = Flatten(BatchingTransportSettings.Reference.Root.GetObject().Items, "").ToHashSet();
-        var expected = ConnectionSettings.Keys
-            .Concat(BatchingSettings.Keys.Select(key => ConnectionSettings.BatchingPrefix + key))
-            .Concat([
+        string[] expected =
+            [
+                "tcp-nodelay", "tcp-keepalive", "send-buffer-size", "receive-buffer-size", "backlog", "connection-timeout",
+                "write-buffer-high-water-mark", "write-buffer-low-water-mark", "maximum-frame-size", "byte-order",
+                "batching.enabled", "batching.max-pending-writes", "batching.max-pending-bytes", "batching.flush-interval",
                 "hostname", "public-hostname", "port", "public-port", "dns-use-ipv6", "enable-ssl",
                 "ssl.certificate.path", "ssl.certificate.password", "ssl.certificate.use-thumbprint-over-file",
                 "ssl.certificate.thumbprint", "ssl.certificate.store-name", "ssl.certificate.store-location",
@@ -46,7 +48,7 @@ public sealed class BatchingTransportSettingsTests
                 "ssl.validate-certificate-hostname",
                 "server-socket-worker-pool.pool-size-min", "server-socket-worker-pool.pool-size-factor", "server-socket-worker-pool.pool-size-max",
                 "client-socket-worker-pool.pool-size-min", "client-socket-worker-pool.pool-size-factor", "client-socket-worker-pool.pool-size-max",
-            ]);
+            ];
 
         Assert.Equal(string.Join(" ", expected.Order()), string.Join(" ", keys.Order()));
     }
@@ -101,6 +103,22 @@ public sealed class BatchingTransportSettingsTests
         Assert.Equal(2 << 20, connection.WriteBufferHighWaterMark);
         Assert.Equal(1 << 20, connection.WriteBufferLowWaterMark);
         Assert.Equal(BatchingSettings.Default.WithEnabled(false).WithMaxPendingWrites(64).WithMaxPendingBytes(32 * 1024).WithFlushInterval(TimeSpan.FromMilliseconds(5)), connection.Batching);
+    }
+
+    [Theory]
+    [InlineData(40 * TimeSpan.TicksPerMillisecond)]
+    [InlineData(90 * TimeSpan.TicksPerSecond)]
+    [InlineData(2 * TimeSpan.TicksPerMinute)]
+    [InlineData(5000)]
+    [InlineData(1)]
+    public void A_duration_as_the_core_writes_it_reads_back_through_Akkas_HOCON_to_the_same_value(long ticks)
+    {
+        var interval = TimeSpan.FromTicks(ticks);
+        var settings = BatchingTransportSettings.Create(ConfigurationFactory.ParseString(
+            $"batching.flush-interval = {SettingText.FormatDuration(interval)}\nbatching.max-pending-bytes = {SettingText.FormatSize(128001)}"));
+
+        Assert.Equal(interval, settings.Connection.Batching.FlushInterval);
+        Assert.Equal(128001, settings.Connection.Batching.MaxPendingBytes);
     }
 
     [Fact]

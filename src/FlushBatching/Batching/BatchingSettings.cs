@@ -8,10 +8,9 @@ namespace FlushBatching.Batching;
 /// or when the burst ends (nothing more is queued), whichever comes first.
 /// </summary>
 /// <remarks>
-/// Immutable; every value is checked in one constructor, so an instance is always valid. Build it in code
-/// with the <c>With*</c> methods or from configuration text with <see cref="With(string, string)"/>, which
-/// reads HOCON's notation (<c>16k</c>, <c>40ms</c>, <c>on</c>). The keys are those of Akka.Remote's
-/// <c>batching { }</c> block, so a user's existing configuration keeps its meaning; here every key is honoured.
+/// Immutable; every value is checked in one constructor, so an instance is always valid. A refusal names the key
+/// of Akka.Remote's <c>batching { }</c> block that sets the value, where the Akka transport reads it from; there
+/// every key of that block is honoured.
 /// </remarks>
 public sealed class BatchingSettings : IEquatable<BatchingSettings>
 {
@@ -49,9 +48,6 @@ public sealed class BatchingSettings : IEquatable<BatchingSettings>
 
     /// <summary>40 ms, Akka.Remote's documented default; a bound on holding, not a delay: bursts end sooner.</summary>
     public static readonly TimeSpan DefaultFlushInterval = TimeSpan.FromMilliseconds(40);
-
-    /// <summary>The keys this type reads, in the order they are documented.</summary>
-    public static readonly IReadOnlyList<string> Keys = [EnabledKey, MaxPendingWritesKey, MaxPendingBytesKey, FlushIntervalKey];
 
     private BatchingSettings(bool enabled, int maxPendingWrites, long maxPendingBytes, TimeSpan flushInterval)
     {
@@ -111,36 +107,6 @@ public sealed class BatchingSettings : IEquatable<BatchingSettings>
 
     /// <summary>Returns a copy with <see cref="FlushInterval"/> set; throws if it is out of range.</summary>
     public BatchingSettings WithFlushInterval(TimeSpan interval) => new(Enabled, MaxPendingWrites, MaxPendingBytes, interval);
-
-    /// <summary>
-    /// Returns a copy with the setting named by <paramref name="key"/> parsed from HOCON text, such as
-    /// <c>With("max-pending-bytes", "16k")</c>.
-    /// </summary>
-    /// <exception cref="InvalidSettingException">The key is unknown or the value is not allowed.</exception>
-    public BatchingSettings With(string key, string value)
-    {
-        return SettingText.ReportingUserText(key, value, () => key switch
-        {
-            EnabledKey => WithEnabled(SettingText.ParseBoolean(key, value)),
-            MaxPendingWritesKey => WithMaxPendingWrites(SettingText.ParseInt32(key, value, $"a whole number from 1 to {MaxPendingWritesLimit}")),
-            MaxPendingBytesKey => WithMaxPendingBytes(SettingText.ParseSize(key, value)),
-            FlushIntervalKey => WithFlushInterval(SettingText.ParseDuration(key, value)),
-            _ => throw new InvalidSettingException(key, value, $"one of the keys {string.Join(", ", Keys)}"),
-        });
-    }
-
-    /// <summary>Applies each pair in order to <see cref="Default"/>, as <see cref="With(string, string)"/> does.</summary>
-    public static BatchingSettings FromKeyValues(IEnumerable<KeyValuePair<string, string>> values)
-    {
-        ArgumentNullException.ThrowIfNull(values);
-        var settings = Default;
-        foreach (var (key, value) in values)
-        {
-            settings = settings.With(key, value);
-        }
-
-        return settings;
-    }
 
     /// <summary>The settings as HOCON, such as <c>enabled = on, max-pending-writes = 30, ...</c>; fit for a log line.</summary>
     public override string ToString() =>

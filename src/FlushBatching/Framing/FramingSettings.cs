@@ -33,9 +33,9 @@ public sealed class FramingSettings : IEquatable<FramingSettings>
     /// <summary>Little-endian: Akka.Remote's default.</summary>
     public const ByteOrder DefaultByteOrder = ByteOrder.LittleEndian;
 
-    private FramingSettings(int maximumFrameSize, ByteOrder byteOrder)
+    private FramingSettings(long maximumFrameSize, ByteOrder byteOrder)
     {
-        if (maximumFrameSize < MinimumMaximumFrameSize)
+        if (maximumFrameSize is < MinimumMaximumFrameSize or > int.MaxValue)
         {
             throw new InvalidSettingException(MaximumFrameSizeKey, SettingText.FormatSize(maximumFrameSize), $"a size from {MinimumMaximumFrameSize}b to {int.MaxValue}b");
         }
@@ -45,7 +45,7 @@ public sealed class FramingSettings : IEquatable<FramingSettings>
             throw new InvalidSettingException(ByteOrderKey, ((int)byteOrder).ToString(CultureInfo.InvariantCulture), "little-endian or big-endian");
         }
 
-        MaximumFrameSize = maximumFrameSize;
+        MaximumFrameSize = (int)maximumFrameSize;
         ByteOrder = byteOrder;
     }
 
@@ -66,37 +66,11 @@ public sealed class FramingSettings : IEquatable<FramingSettings>
     /// <value>The default is <see cref="ByteOrder.LittleEndian"/>.</value>
     public ByteOrder ByteOrder { get; }
 
-    /// <summary>Returns a copy with <see cref="MaximumFrameSize"/> set; throws below 32000.</summary>
-    public FramingSettings WithMaximumFrameSize(int bytes) => new(bytes, ByteOrder);
+    /// <summary>Returns a copy with <see cref="MaximumFrameSize"/> set, from 32000 to <see cref="int.MaxValue"/>.</summary>
+    public FramingSettings WithMaximumFrameSize(long bytes) => new(bytes, ByteOrder);
 
     /// <summary>Returns a copy with <see cref="ByteOrder"/> set.</summary>
     public FramingSettings WithByteOrder(ByteOrder byteOrder) => new(MaximumFrameSize, byteOrder);
-
-    /// <summary>Returns a copy with the setting named by <paramref name="key"/> parsed from HOCON text.</summary>
-    /// <exception cref="InvalidSettingException">The key is unknown or the value is not allowed.</exception>
-    public FramingSettings With(string key, string value)
-    {
-        switch (key)
-        {
-            case MaximumFrameSizeKey:
-                var size = SettingText.ParseSize(key, value);
-                if (size is < MinimumMaximumFrameSize or > int.MaxValue)
-                {
-                    throw new InvalidSettingException(key, value, $"a size from {MinimumMaximumFrameSize}b to {int.MaxValue}b");
-                }
-
-                return WithMaximumFrameSize((int)size);
-            case ByteOrderKey:
-                return value.Trim().ToLowerInvariant() switch
-                {
-                    "little-endian" => WithByteOrder(ByteOrder.LittleEndian),
-                    "big-endian" => WithByteOrder(ByteOrder.BigEndian),
-                    _ => throw new InvalidSettingException(key, value, "little-endian or big-endian"),
-                };
-            default:
-                throw new InvalidSettingException(key, value, $"one of the keys {MaximumFrameSizeKey}, {ByteOrderKey}");
-        }
-    }
 
     /// <inheritdoc />
     public override string ToString() =>

@@ -12,9 +12,8 @@ namespace FlushBatching.Tcp;
 /// the seams (clock, scheduler, buffer pool, metrics) that tests replace.
 /// </summary>
 /// <remarks>
-/// Immutable; every value and the relation between the two water marks are checked in one constructor.
-/// Keys follow Akka.Remote's <c>dot-netty.tcp</c> section, so configuration text maps one to one:
-/// <see cref="With(string, string)"/> takes <c>tcp-nodelay</c>, <c>batching.max-pending-writes</c> and the rest.
+/// Immutable; each value is checked where it is set, and a refusal names the key of Akka.Remote's
+/// <c>dot-netty.tcp</c> section that sets it, since that is where most values come from.
 /// </remarks>
 public sealed class ConnectionSettings
 {
@@ -42,7 +41,7 @@ public sealed class ConnectionSettings
     /// <summary>The key of <see cref="WriteBufferLowWaterMark"/>.</summary>
     public const string LowWaterMarkKey = "write-buffer-low-water-mark";
 
-    /// <summary>The prefix of the batching keys, such as <c>batching.max-pending-writes</c>.</summary>
+    /// <summary>The prefix of the batching keys in a transport section, such as <c>batching.max-pending-writes</c>.</summary>
     public const string BatchingPrefix = "batching.";
 
     /// <summary>On: batching already gathers small writes, so Nagle's algorithm would only add delay.</summary>
@@ -71,13 +70,6 @@ public sealed class ConnectionSettings
 
     /// <summary>15 seconds, as in Akka.Remote.</summary>
     public static readonly TimeSpan DefaultConnectTimeout = TimeSpan.FromSeconds(15);
-
-    /// <summary>The socket and back-pressure keys this type reads; batching keys add <see cref="BatchingPrefix"/>.</summary>
-    public static readonly IReadOnlyList<string> Keys =
-    [
-        NoDelayKey, KeepAliveKey, SendBufferSizeKey, ReceiveBufferSizeKey, BacklogKey, ConnectTimeoutKey,
-        HighWaterMarkKey, LowWaterMarkKey, FramingSettings.MaximumFrameSizeKey, FramingSettings.ByteOrderKey,
-    ];
 
     private ConnectionSettings(ConnectionSettings? from)
     {
@@ -183,11 +175,11 @@ public sealed class ConnectionSettings
     public ConnectionSettings WithKeepAlive(bool keepAlive) => new(this) { KeepAlive = keepAlive };
 
     /// <summary>Returns a copy with <see cref="SendBufferSize"/> set; 0 keeps the operating system's default.</summary>
-    public ConnectionSettings WithSendBufferSize(int bytes) =>
+    public ConnectionSettings WithSendBufferSize(long bytes) =>
         new(this) { SendBufferSize = RequireBufferSize(SendBufferSizeKey, bytes) };
 
     /// <summary>Returns a copy with <see cref="ReceiveBufferSize"/> set; 0 keeps the operating system's default.</summary>
-    public ConnectionSettings WithReceiveBufferSize(int bytes) =>
+    public ConnectionSettings WithReceiveBufferSize(long bytes) =>
         new(this) { ReceiveBufferSize = RequireBufferSize(ReceiveBufferSizeKey, bytes) };
 
     /// <summary>Returns a copy with <see cref="Backlog"/> set (1 to 65535).</summary>
@@ -240,51 +232,7 @@ public sealed class ConnectionSettings
     public ConnectionSettings WithMetrics(FlushBatchingMetrics metrics) =>
         new(this) { Metrics = metrics ?? throw new ArgumentNullException(nameof(metrics)) };
 
-    /// <summary>
-    /// Returns a copy with the setting named by <paramref name="key"/> parsed from HOCON text: a key of
-    /// <see cref="Keys"/>, or a batching key after <see cref="BatchingPrefix"/>.
-    /// </summary>
-    /// <exception cref="InvalidSettingException">The key is unknown or the value is not allowed.</exception>
-    public ConnectionSettings With(string key, string value)
-    {
-        ArgumentNullException.ThrowIfNull(key);
-        ArgumentNullException.ThrowIfNull(value);
-        if (key.StartsWith(BatchingPrefix, StringComparison.Ordinal))
-        {
-            try
-            {
-                return WithBatching(Batching.With(key[BatchingPrefix.Length..], value));
-            }
-            catch (InvalidSettingException e)
-            {
-                // Name the key as the caller wrote it, batching. prefix included.
-                throw new InvalidSettingException(BatchingPrefix + e.Key, e.Value, e.Allowed, e.InnerException);
-            }
-        }
-
-        return key switch
-        {
-            NoDelayKey => WithNoDelay(SettingText.ParseBoolean(key, value)),
-            KeepAliveKey => WithKeepAlive(SettingText.ParseBoolean(key, value)),
-            SendBufferSizeKey => WithSendBufferSize(ParseBufferSize(key, value)),
-            ReceiveBufferSizeKey => WithReceiveBufferSize(ParseBufferSize(key, value)),
-            BacklogKey => SettingText.ReportingUserText(key, value, () => WithBacklog(SettingText.ParseInt32(key, value, "a whole number from 1 to 65535"))),
-            ConnectTimeoutKey => SettingText.ReportingUserText(key, value, () => WithConnectTimeout(SettingText.ParseDuration(key, value))),
-            HighWaterMarkKey => SettingText.ReportingUserText(key, value, () => WithWriteBufferWaterMarks(SettingText.ParseSize(key, value), WriteBufferLowWaterMark)),
-            LowWaterMarkKey => SettingText.ReportingUserText(key, value, () => WithWriteBufferWaterMarks(WriteBufferHighWaterMark, SettingText.ParseSize(key, value))),
-            FramingSettings.MaximumFrameSizeKey or FramingSettings.ByteOrderKey => WithFraming(Framing.With(key, value)),
-            _ => throw new InvalidSettingException(key, value, $"one of the keys {string.Join(", ", Keys)}, or {BatchingPrefix} followed by one of {string.Join(", ", BatchingSettings.Keys)}"),
-        };
-    }
-
-    private static int RequireBufferSize(string key, int bytes) =>
-        bytes >= 0 ? bytes : throw new InvalidSettingException(key, SettingText.FormatSize(bytes), "a size from 0b (the operating system's default) upwards");
-
-    private static int ParseBufferSize(string key, string value)
-    {
-        var size = SettingText.ParseSize(key, value);
-        return size is >= 0 and <= int.MaxValue
-            ? (int)size
-            : throw new InvalidSettingException(key, value, $"a size from 0b (the operating system's default) to {int.MaxValue}b");
-    }
+    private static int RequireBufferSize(string key, long bytes) => bytes is >= 0 and <= int.MaxValue
+        ? (int)bytes
+        : throw new InvalidSettingException(key, SettingText.FormatSize(bytes), $"a size from 0b (the operating system's default) to {int.MaxValue}b");
 }

@@ -12,11 +12,13 @@ public class FramingSettingsTests
         Assert.Equal(ByteOrder.LittleEndian, FramingSettings.Default.ByteOrder);
     }
 
-    [Fact]
-    public void Keys_can_be_overridden_from_hocon_text()
+    [Theory]
+    [InlineData(31999)]
+    [InlineData(int.MaxValue + 1L)]
+    public void A_maximum_frame_size_outside_32000_to_int_MaxValue_is_refused(long bytes)
     {
-        var settings = FramingSettings.Default.With("maximum-frame-size", "256000b").With("byte-order", "big-endian");
-        Assert.Equal(256000, settings.MaximumFrameSize);
-        Assert.Equal(ByteOrder.BigEndian, settings.ByteOrder);
+        var e = Assert.Throws<InvalidSettingException>(() => FramingSettings.Default.WithMaximumFrameSize(bytes));
+        Assert.Equal(FramingSettings.MaximumFrameSizeKey, e.Key);
+        Assert.Equal(int.MaxValue, FramingSettings.Default.WithMaximumFrameSize(int.MaxValue).MaximumFrameSize);
     }
 }

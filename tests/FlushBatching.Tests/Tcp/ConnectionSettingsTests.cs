@@ -19,42 +19,14 @@ public class ConnectionSettingsTests
         Assert.Null(settings.Tls);
     }
 
-    [Fact]
-    public void Every_key_can_be_overridden_from_hocon_text()
-    {
-        var settings = ConnectionSettings.Default
-            .With("tcp-nodelay", "off")
-            .With("tcp-keepalive", "off")
-            .With("send-buffer-size", "64k")
-            .With("receive-buffer-size", "0b")
-            .With("backlog", "16")
-            .With("connection-timeout", "2s")
-            .With("write-buffer-high-water-mark", "4m")
-            .With("write-buffer-low-water-mark", "2m")
-            .With("maximum-frame-size", "64000b")
-            .With("byte-order", "big-endian")
-            .With("batching.max-pending-writes", "7");
-        Assert.False(settings.NoDelay);
-        Assert.False(settings.KeepAlive);
-        Assert.Equal(64 * 1024, settings.SendBufferSize);
-        Assert.Equal(0, settings.ReceiveBufferSize);
-        Assert.Equal(16, settings.Backlog);
-        Assert.Equal(TimeSpan.FromSeconds(2), settings.ConnectTimeout);
-        Assert.Equal(4 * 1024 * 1024, settings.WriteBufferHighWaterMark);
-        Assert.Equal(2 * 1024 * 1024, settings.WriteBufferLowWaterMark);
-        Assert.Equal(64000, settings.Framing.MaximumFrameSize);
-        Assert.Equal(FlushBatching.Framing.ByteOrder.BigEndian, settings.Framing.ByteOrder);
-        Assert.Equal(7, settings.Batching.MaxPendingWrites);
-    }
-
     [Theory]
-    [InlineData("hostname")]
-    [InlineData("batching.max-pending-messages")]
-    public void An_unknown_key_is_refused_naming_the_keys_there_are(string key)
+    [InlineData(-1)]
+    [InlineData(int.MaxValue + 1L)]
+    public void A_buffer_size_outside_what_a_socket_takes_is_refused_naming_its_key(long bytes)
     {
-        var e = Assert.Throws<InvalidSettingException>(() => ConnectionSettings.Default.With(key, "1"));
-        Assert.Equal(key, e.Key);
-        Assert.Contains("one of the keys", e.Allowed);
+        var e = Assert.Throws<InvalidSettingException>(() => ConnectionSettings.Default.WithReceiveBufferSize(bytes));
+        Assert.Equal(ConnectionSettings.ReceiveBufferSizeKey, e.Key);
+        Assert.Equal(0, ConnectionSettings.Default.WithReceiveBufferSize(0).ReceiveBufferSize);
     }
 
     [Fact]
