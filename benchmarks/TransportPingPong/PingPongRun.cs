@@ -1,5 +1,7 @@
 using System.Diagnostics;
+using System.Diagnostics.Metrics;
 using System.Net;
+using FlushBatching.Diagnostics;
 using FlushBatching.Tcp;
 
 namespace TransportPingPong;
@@ -9,9 +11,28 @@ internal static class PingPongRun
 {
     public static async Task<RowResult> RunAsync(string mode, ConnectionSettings settings, int pairs, int messages, int inFlight, int payloadSize)
     {
+        // Frames per send, from a Meter of the row's own: its histogram is recorded once per send.
+        using var metrics = new FlushBatchingMetrics();
+        settings = settings.WithMetrics(metrics);
+        long frames = 0, sends = 0;
+        using var listener = new MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (ReferenceEquals(instrument.Meter, metrics.Meter) && instrument.Name == "flushbatching.frames_per_send")
+            {
+                l.EnableMeasurementEvents(instrument);
+            }
+        };
+        listener.SetMeasurementEventCallback<int>((_, value, _, _) =>
+        {
+            Interlocked.Add(ref frames, value);
+            Interlocked.Increment(ref sends);
+        });
+        listener.Start();
+
         var accepted = new List<FramedConnection>();
         var allAccepted = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        await using var listener = FramedListener.Start(new IPEndPoint(IPAddress.Loopback, 0), settings, connection =>
+        await using var server = FramedListener.Start(new IPEndPoint(IPAddress.Loopback, 0), settings, connection =>
         {
             connection.Start(EchoServer.Instance);
             lock (accepted)
@@ -27,7 +48,7 @@ internal static class PingPongRun
         var clients = new List<(FramedConnection Connection, PingClient Handler)>();
         for (var i = 0; i < pairs; i++)
         {
-            var connection = await FramedConnector.ConnectAsync(listener.LocalEndPoint, settings);
+            var connection = await FramedConnector.ConnectAsync(server.LocalEndPoint, settings);
             var handler = new PingClient(messages, inFlight, payloadSize);
             connection.Start(handler);
             clients.Add((connection, handler));
@@ -49,8 +70,6 @@ internal static class PingPongRun
         var allocated = GC.GetTotalAllocatedBytes(precise: true) - allocatedBefore;
 
         var connections = clients.Select(c => c.Connection).Concat(accepted).ToList();
-        var frames = connections.Sum(c => c.Statistics.FramesSent);
-        var sends = connections.Sum(c => c.Statistics.Sends);
         var roundTrips = clients.SelectMany(c => c.Handler.RoundTripTicks.ToArray()).Order().ToArray();
         foreach (var connection in connections)
         {
@@ -65,7 +84,7 @@ internal static class PingPongRun
             totalMessages,
             totalMessages / elapsed.TotalSeconds,
             elapsed.TotalMilliseconds,
-            sends == 0 ? 0 : (double)frames / sends,
+            sends == 0 ? 0 : (double)Interlocked.Read(ref frames) / Interlocked.Read(ref sends),
             (double)allocated / totalMessages,
             Percentile(roundTrips, 0.50),
             Percentile(roundTrips, 0.90),

@@ -14,10 +14,6 @@ internal sealed class FrameReceiver
     private readonly ConnectionSettings _settings;
     private readonly Pipe _input;
 
-    // Written by the delivery loop alone; read through the statistics.
-    private long _framesReceived;
-    private long _bytesReceived;
-
     public FrameReceiver(ConnectionIo io, ConnectionSettings settings)
     {
         _io = io;
@@ -34,10 +30,6 @@ internal sealed class FrameReceiver
             writerScheduler: PipeScheduler.Inline,
             useSynchronizationContext: false));
     }
-
-    public long FramesReceived => Interlocked.Read(ref _framesReceived);
-
-    public long BytesReceived => Interlocked.Read(ref _bytesReceived);
 
     /// <summary>Stops <see cref="DeliverToHandlerAsync"/> at its next look.</summary>
     public void Cancel() => _input.Reader.CancelPendingRead();
@@ -123,8 +115,6 @@ internal sealed class FrameReceiver
                 finally
                 {
                     reader.AdvanceTo(buffer.Start, buffer.End);
-                    Interlocked.Add(ref _framesReceived, frames);
-                    Interlocked.Add(ref _bytesReceived, bytes);
                     _settings.Metrics.RecordReceived(frames, bytes);
                 }
             }

@@ -18,12 +18,6 @@ internal sealed class FrameSender
     private readonly List<ArraySegment<byte>> _batch = [];
     private readonly List<ArraySegment<byte>> _sendList = [];
 
-    // Written by the send loop alone; read through Statistics.
-    private long _framesSent;
-    private long _bytesSent;
-    private long _sends;
-    private readonly long[] _flushes = new long[Enum.GetValues<FlushReason>().Length];
-
     public FrameSender(ConnectionIo io, FrameWriteQueue queue, ConnectionSettings settings)
     {
         _io = io;
@@ -31,19 +25,6 @@ internal sealed class FrameSender
         _settings = settings;
         _policy = new FlushPolicy(settings.Batching, settings.TimeProvider);
     }
-
-    /// <summary>The send side of a statistics snapshot.</summary>
-    public ConnectionStatistics Statistics => new()
-    {
-        FramesSent = Interlocked.Read(ref _framesSent),
-        BytesSent = Interlocked.Read(ref _bytesSent),
-        Sends = Interlocked.Read(ref _sends),
-        CountFlushes = Interlocked.Read(ref _flushes[(int)FlushReason.Count]),
-        BytesFlushes = Interlocked.Read(ref _flushes[(int)FlushReason.Bytes]),
-        IntervalFlushes = Interlocked.Read(ref _flushes[(int)FlushReason.Interval]),
-        BurstEndFlushes = Interlocked.Read(ref _flushes[(int)FlushReason.BurstEnd]),
-        UnbatchedFlushes = Interlocked.Read(ref _flushes[(int)FlushReason.Unbatched]),
-    };
 
     /// <summary>Wakes the parked send loop through <see cref="ConnectionSettings.SendScheduler"/>, or the thread pool.</summary>
     public void Wake()
@@ -132,10 +113,6 @@ internal sealed class FrameSender
         var bytes = _policy.PendingBytes;
 
         // Counted before the send, so that a peer that has read every frame also sees final counters.
-        Interlocked.Add(ref _framesSent, frames);
-        Interlocked.Add(ref _bytesSent, bytes);
-        Interlocked.Increment(ref _sends);
-        Interlocked.Increment(ref _flushes[(int)reason]);
         _settings.Metrics.RecordSend(frames, bytes, reason);
 
         // Frames written one after another sit side by side in a chunk: one segment each run, so a batch is

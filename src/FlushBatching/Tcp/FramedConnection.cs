@@ -73,13 +73,6 @@ public sealed class FramedConnection : IAsyncDisposable
     /// <summary>What ended the connection: <c>null</c> while open and after an orderly close.</summary>
     public Exception? CloseReason => Volatile.Read(ref _closeReason);
 
-    /// <summary>A snapshot of this connection's counters.</summary>
-    public ConnectionStatistics Statistics => _sender.Statistics with
-    {
-        FramesReceived = _receiver.FramesReceived,
-        BytesReceived = _receiver.BytesReceived,
-    };
-
     internal bool HasEnded => Volatile.Read(ref _shutdown) != 0;
 
     /// <summary>

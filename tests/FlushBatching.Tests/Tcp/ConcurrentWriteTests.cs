@@ -82,8 +82,6 @@ public class ConcurrentWriteTests(ITestOutputHelper output)
 
         await Task.WhenAll(writers).WaitAsync(FrameCollector.Patience);
 
-        output.WriteLine($"client: {client.Statistics}");
-        output.WriteLine($"server: {server.Statistics}");
         await client.CloseAsync();
         await server.Completion.WaitAsync(FrameCollector.Patience);
         pool.AssertAllReturned();

@@ -1,4 +1,5 @@
 using FlushBatching.Batching;
+using FlushBatching.Diagnostics;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
 
@@ -6,16 +7,31 @@ namespace FlushBatching.Tests.Tcp;
 
 /// <summary>
 /// One test per flush trigger, over a real loopback connection. Writes are queued while the send loop is held
-/// by a hand-run scheduler, then it runs once; the sends that reached the socket are counted exactly.
+/// by a hand-run scheduler, then it runs once; the sends that reached the socket are counted exactly, on a Meter of
+/// the test's own.
 /// </summary>
-public class FlushTriggerTests
+public sealed class FlushTriggerTests : IDisposable
 {
     private readonly ManualScheduler _scheduler = new();
+    private readonly FlushBatchingMetrics _metrics = new();
+    private readonly MeterRecorder _recorder;
 
-    private async Task<(ConnectionStatistics Stats, IReadOnlyList<byte[]> Received)> SendAsync(BatchingSettings batching, int frames, int payloadSize, ManualClock? clock = null)
+    public FlushTriggerTests() => _recorder = new MeterRecorder(_metrics);
+
+    public void Dispose()
+    {
+        _recorder.Dispose();
+        _metrics.Dispose();
+    }
+
+    private long Sends => _recorder.Sum("flushbatching.sends");
+
+    private long Flushes(string reason) => _recorder.Sum("flushbatching.flushes", reason);
+
+    private async Task SendAsync(BatchingSettings batching, int frames, int payloadSize, ManualClock? clock = null)
     {
         await using var loopback = Loopback.Listen();
-        var settings = ConnectionSettings.Default.WithBatching(batching).WithSendScheduler(_scheduler);
+        var settings = ConnectionSettings.Default.WithBatching(batching).WithSendScheduler(_scheduler).WithMetrics(_metrics);
         if (clock is not null)
         {
             settings = settings.WithTimeProvider(clock);
@@ -30,13 +46,12 @@ public class FlushTriggerTests
             Assert.True(client.TryWrite(Payload(i, payloadSize)));
         }
 
-        Assert.Equal(0, client.Statistics.Sends);
+        Assert.Equal(0, Sends);
         Assert.Equal(1, _scheduler.Pending);
         _scheduler.RunAll();
         await received.WaitForCountAsync(frames);
 
         Assert.Equal(Enumerable.Range(0, frames).Select(i => Payload(i, payloadSize)), received.Frames);
-        return (client.Statistics, received.Frames);
     }
 
     private static byte[] Payload(int index, int size) => Enumerable.Range(index, size).Select(b => (byte)b).ToArray();
@@ -44,10 +59,10 @@ public class FlushTriggerTests
     [Fact]
     public async Task Count_trigger_sends_max_pending_writes_frames_at_a_time()
     {
-        var (stats, _) = await SendAsync(BatchingSettings.Default.WithMaxPendingWrites(10), frames: 100, payloadSize: 20);
-        Assert.Equal(10, stats.Sends);
-        Assert.Equal(10, stats.CountFlushes);
-        Assert.Equal(0, stats.BurstEndFlushes);
+        await SendAsync(BatchingSettings.Default.WithMaxPendingWrites(10), frames: 100, payloadSize: 20);
+        Assert.Equal(10, Sends);
+        Assert.Equal(10, Flushes("count"));
+        Assert.Equal(0, Flushes("burst-end"));
     }
 
     [Fact]
@@ -55,10 +70,10 @@ public class FlushTriggerTests
     {
         // Each frame is 96 + 4 = 100 bytes, so 1000 bytes are pending after every tenth frame.
         var settings = BatchingSettings.Default.WithMaxPendingWrites(1000).WithMaxPendingBytes(1000);
-        var (stats, _) = await SendAsync(settings, frames: 100, payloadSize: 96);
-        Assert.Equal(10, stats.Sends);
-        Assert.Equal(10, stats.BytesFlushes);
-        Assert.Equal(10_000, stats.BytesSent);
+        await SendAsync(settings, frames: 100, payloadSize: 96);
+        Assert.Equal(10, Sends);
+        Assert.Equal(10, Flushes("bytes"));
+        Assert.Equal(10_000, _recorder.Sum("flushbatching.bytes.sent"));
     }
 
     [Fact]
@@ -68,16 +83,16 @@ public class FlushTriggerTests
         // the fifth frame of each batch finds the first one held 40 ms.
         var clock = new ManualClock { TickPerRead = TimeSpan.FromMilliseconds(10) };
         var settings = BatchingSettings.Default.WithMaxPendingWrites(1000).WithMaxPendingBytes(1 << 20).WithFlushInterval(TimeSpan.FromMilliseconds(40));
-        var (stats, _) = await SendAsync(settings, frames: 100, payloadSize: 8, clock);
-        Assert.Equal(20, stats.Sends);
-        Assert.Equal(20, stats.IntervalFlushes);
+        await SendAsync(settings, frames: 100, payloadSize: 8, clock);
+        Assert.Equal(20, Sends);
+        Assert.Equal(20, Flushes("interval"));
     }
 
     [Fact]
     public async Task Burst_end_sends_everything_queued_in_one_send()
     {
         await using var loopback = Loopback.Listen();
-        var (client, server) = await loopback.ConnectAsync(ConnectionSettings.Default.WithSendScheduler(_scheduler));
+        var (client, server) = await loopback.ConnectAsync(ConnectionSettings.Default.WithSendScheduler(_scheduler).WithMetrics(_metrics));
         var received = new FrameCollector();
         server.Start(received);
 
@@ -96,9 +111,9 @@ public class FlushTriggerTests
         _scheduler.RunAll();
         await received.WaitForCountAsync(12);
 
-        Assert.Equal(2, client.Statistics.Sends);
-        Assert.Equal(2, client.Statistics.BurstEndFlushes);
-        Assert.Equal(12, client.Statistics.FramesSent);
+        Assert.Equal(2, Sends);
+        Assert.Equal(2, Flushes("burst-end"));
+        Assert.Equal(12, _recorder.Sum("flushbatching.frames.sent"));
     }
 
     [Fact]
@@ -106,7 +121,7 @@ public class FlushTriggerTests
     {
         // A 1 hour interval would hang this test if a lone write waited for it.
         await using var loopback = Loopback.Listen();
-        var settings = ConnectionSettings.Default.WithBatching(BatchingSettings.Default.WithFlushInterval(TimeSpan.FromHours(1)));
+        var settings = ConnectionSettings.Default.WithBatching(BatchingSettings.Default.WithFlushInterval(TimeSpan.FromHours(1))).WithMetrics(_metrics);
         var (client, server) = await loopback.ConnectAsync(settings);
         var received = new FrameCollector();
         server.Start(received);
@@ -117,14 +132,14 @@ public class FlushTriggerTests
             await received.WaitForCountAsync(i);
         }
 
-        Assert.Equal(20, client.Statistics.BurstEndFlushes);
+        Assert.Equal(20, Flushes("burst-end"));
     }
 
     [Fact]
     public async Task Batching_off_sends_every_frame_by_itself()
     {
-        var (stats, _) = await SendAsync(BatchingSettings.Default.WithEnabled(false), frames: 25, payloadSize: 10);
-        Assert.Equal(25, stats.Sends);
-        Assert.Equal(25, stats.UnbatchedFlushes);
+        await SendAsync(BatchingSettings.Default.WithEnabled(false), frames: 25, payloadSize: 10);
+        Assert.Equal(25, Sends);
+        Assert.Equal(25, Flushes("unbatched"));
     }
 }
