@@ -12,7 +12,7 @@ namespace FlushBatching.Batching;
 /// of Akka.Remote's <c>batching { }</c> block that sets the value, where the Akka transport reads it from; there
 /// every key of that block is honoured.
 /// </remarks>
-public sealed class BatchingSettings : IEquatable<BatchingSettings>
+public sealed record BatchingSettings
 {
     /// <summary>The key of <see cref="Enabled"/>.</summary>
     public const string EnabledKey = "enabled";
@@ -112,15 +112,4 @@ public sealed class BatchingSettings : IEquatable<BatchingSettings>
     public override string ToString() =>
         $"{EnabledKey} = {(Enabled ? "on" : "off")}, {MaxPendingWritesKey} = {MaxPendingWrites}, " +
         $"{MaxPendingBytesKey} = {SettingText.FormatSize(MaxPendingBytes)}, {FlushIntervalKey} = {SettingText.FormatDuration(FlushInterval)}";
-
-    /// <inheritdoc />
-    public bool Equals(BatchingSettings? other) =>
-        other is not null && Enabled == other.Enabled && MaxPendingWrites == other.MaxPendingWrites
-        && MaxPendingBytes == other.MaxPendingBytes && FlushInterval == other.FlushInterval;
-
-    /// <inheritdoc />
-    public override bool Equals(object? obj) => Equals(obj as BatchingSettings);
-
-    /// <inheritdoc />
-    public override int GetHashCode() => HashCode.Combine(Enabled, MaxPendingWrites, MaxPendingBytes, FlushInterval);
 }

@@ -13,7 +13,7 @@ namespace FlushBatching.Framing;
 /// <see cref="MaximumFrameSize"/> − 4, and a stock node accepts every frame this library sends. Immutable and
 /// validated in one constructor.
 /// </remarks>
-public sealed class FramingSettings : IEquatable<FramingSettings>
+public sealed record FramingSettings
 {
     /// <summary>The key of <see cref="MaximumFrameSize"/>.</summary>
     public const string MaximumFrameSizeKey = "maximum-frame-size";
@@ -75,14 +75,4 @@ public sealed class FramingSettings : IEquatable<FramingSettings>
     /// <inheritdoc />
     public override string ToString() =>
         $"{MaximumFrameSizeKey} = {MaximumFrameSize}b, {ByteOrderKey} = {(ByteOrder == ByteOrder.LittleEndian ? "little-endian" : "big-endian")}";
-
-    /// <inheritdoc />
-    public bool Equals(FramingSettings? other) =>
-        other is not null && MaximumFrameSize == other.MaximumFrameSize && ByteOrder == other.ByteOrder;
-
-    /// <inheritdoc />
-    public override bool Equals(object? obj) => Equals(obj as FramingSettings);
-
-    /// <inheritdoc />
-    public override int GetHashCode() => HashCode.Combine(MaximumFrameSize, ByteOrder);
 }

@@ -15,7 +15,7 @@ namespace FlushBatching.Tcp;
 /// Immutable; each value is checked where it is set, and a refusal names the key of Akka.Remote's
 /// <c>dot-netty.tcp</c> section that sets it, since that is where most values come from.
 /// </remarks>
-public sealed class ConnectionSettings
+public sealed record ConnectionSettings
 {
     /// <summary>The key of <see cref="NoDelay"/>.</summary>
     public const string NoDelayKey = "tcp-nodelay";
@@ -71,33 +71,18 @@ public sealed class ConnectionSettings
     /// <summary>15 seconds, as in Akka.Remote.</summary>
     public static readonly TimeSpan DefaultConnectTimeout = TimeSpan.FromSeconds(15);
 
-    private ConnectionSettings(ConnectionSettings? from)
+    private ConnectionSettings()
     {
-        Batching = from?.Batching ?? BatchingSettings.Default;
-        Framing = from?.Framing ?? FramingSettings.Default;
-        Tls = from?.Tls;
-        NoDelay = from?.NoDelay ?? DefaultNoDelay;
-        KeepAlive = from?.KeepAlive ?? DefaultKeepAlive;
-        SendBufferSize = from?.SendBufferSize ?? DefaultSendBufferSize;
-        ReceiveBufferSize = from?.ReceiveBufferSize ?? DefaultReceiveBufferSize;
-        Backlog = from?.Backlog ?? DefaultBacklog;
-        ConnectTimeout = from?.ConnectTimeout ?? DefaultConnectTimeout;
-        WriteBufferHighWaterMark = from?.WriteBufferHighWaterMark ?? DefaultWriteBufferHighWaterMark;
-        WriteBufferLowWaterMark = from?.WriteBufferLowWaterMark ?? DefaultWriteBufferLowWaterMark;
-        TimeProvider = from?.TimeProvider ?? TimeProvider.System;
-        SendScheduler = from?.SendScheduler;
-        BufferPool = from?.BufferPool ?? ArrayPool<byte>.Shared;
-        Metrics = from?.Metrics ?? FlushBatchingMetrics.Shared;
     }
 
     /// <summary>The defaults: batching on, Akka.Remote's socket options, no TLS.</summary>
-    public static ConnectionSettings Default { get; } = new(null);
+    public static ConnectionSettings Default { get; } = new();
 
     /// <summary>When writes are flushed.</summary>
-    public BatchingSettings Batching { get; private init; }
+    public BatchingSettings Batching { get; private init; } = BatchingSettings.Default;
 
     /// <summary>The wire format: byte order and maximum frame size.</summary>
-    public FramingSettings Framing { get; private init; }
+    public FramingSettings Framing { get; private init; } = FramingSettings.Default;
 
     /// <summary>TLS for the connection, or <c>null</c> for plain TCP.</summary>
     /// <value>The default is <c>null</c>.</value>
@@ -105,42 +90,42 @@ public sealed class ConnectionSettings
 
     /// <summary>Whether Nagle's algorithm is turned off (<c>TCP_NODELAY</c>).</summary>
     /// <value>The default is <c>true</c>.</value>
-    public bool NoDelay { get; private init; }
+    public bool NoDelay { get; private init; } = DefaultNoDelay;
 
     /// <summary>Whether TCP keep-alive probes are on.</summary>
     /// <value>The default is <c>true</c>.</value>
-    public bool KeepAlive { get; private init; }
+    public bool KeepAlive { get; private init; } = DefaultKeepAlive;
 
     /// <summary>The socket's send buffer in bytes; 0 keeps the operating system's default.</summary>
     /// <value>The default is 256000.</value>
-    public int SendBufferSize { get; private init; }
+    public int SendBufferSize { get; private init; } = DefaultSendBufferSize;
 
     /// <summary>The socket's receive buffer in bytes; 0 keeps the operating system's default.</summary>
     /// <value>The default is 256000.</value>
-    public int ReceiveBufferSize { get; private init; }
+    public int ReceiveBufferSize { get; private init; } = DefaultReceiveBufferSize;
 
     /// <summary>How many not-yet-accepted connections a listener queues.</summary>
     /// <value>The default is 4096.</value>
-    public int Backlog { get; private init; }
+    public int Backlog { get; private init; } = DefaultBacklog;
 
     /// <summary>How long connecting, TLS handshake included, may take before it fails.</summary>
     /// <value>The default is 15 seconds.</value>
-    public TimeSpan ConnectTimeout { get; private init; }
+    public TimeSpan ConnectTimeout { get; private init; } = DefaultConnectTimeout;
 
     /// <summary>
     /// Unsent bytes above which <see cref="FramedConnection.TryWrite"/> returns <c>false</c>, so a slow
     /// reader cannot grow the sender's memory without bound.
     /// </summary>
     /// <value>The default is 1 MiB.</value>
-    public long WriteBufferHighWaterMark { get; private init; }
+    public long WriteBufferHighWaterMark { get; private init; } = DefaultWriteBufferHighWaterMark;
 
     /// <summary>Unsent bytes below which a connection that hit the high-water mark takes writes again.</summary>
     /// <value>The default is 512 KiB.</value>
-    public long WriteBufferLowWaterMark { get; private init; }
+    public long WriteBufferLowWaterMark { get; private init; } = DefaultWriteBufferLowWaterMark;
 
     /// <summary>The clock the flush policy reads; tests replace it.</summary>
     /// <value>The default is <see cref="TimeProvider.System"/>.</value>
-    public TimeProvider TimeProvider { get; private init; }
+    public TimeProvider TimeProvider { get; private init; } = TimeProvider.System;
 
     /// <summary>
     /// Where a connection's send loop is woken when writes arrive; <c>null</c> wakes it on the thread pool
@@ -151,39 +136,39 @@ public sealed class ConnectionSettings
 
     /// <summary>Where frame buffers are rented; tests pass a pool that fails on leaks.</summary>
     /// <value>The default is <see cref="ArrayPool{T}.Shared"/>.</value>
-    public ArrayPool<byte> BufferPool { get; private init; }
+    public ArrayPool<byte> BufferPool { get; private init; } = ArrayPool<byte>.Shared;
 
     /// <summary>Where counters are recorded.</summary>
     /// <value>The default is <see cref="FlushBatchingMetrics.Shared"/>, the Meter named <c>FlushBatching</c>.</value>
-    public FlushBatchingMetrics Metrics { get; private init; }
+    public FlushBatchingMetrics Metrics { get; private init; } = FlushBatchingMetrics.Shared;
 
     /// <summary>Returns a copy with <see cref="Batching"/> set.</summary>
     public ConnectionSettings WithBatching(BatchingSettings batching) =>
-        new(this) { Batching = batching ?? throw new ArgumentNullException(nameof(batching)) };
+        this with { Batching = batching ?? throw new ArgumentNullException(nameof(batching)) };
 
     /// <summary>Returns a copy with <see cref="Framing"/> set.</summary>
     public ConnectionSettings WithFraming(FramingSettings framing) =>
-        new(this) { Framing = framing ?? throw new ArgumentNullException(nameof(framing)) };
+        this with { Framing = framing ?? throw new ArgumentNullException(nameof(framing)) };
 
     /// <summary>Returns a copy with <see cref="Tls"/> set; <c>null</c> turns TLS off.</summary>
-    public ConnectionSettings WithTls(TlsSettings? tls) => new(this) { Tls = tls };
+    public ConnectionSettings WithTls(TlsSettings? tls) => this with { Tls = tls };
 
     /// <summary>Returns a copy with <see cref="NoDelay"/> set.</summary>
-    public ConnectionSettings WithNoDelay(bool noDelay) => new(this) { NoDelay = noDelay };
+    public ConnectionSettings WithNoDelay(bool noDelay) => this with { NoDelay = noDelay };
 
     /// <summary>Returns a copy with <see cref="KeepAlive"/> set.</summary>
-    public ConnectionSettings WithKeepAlive(bool keepAlive) => new(this) { KeepAlive = keepAlive };
+    public ConnectionSettings WithKeepAlive(bool keepAlive) => this with { KeepAlive = keepAlive };
 
     /// <summary>Returns a copy with <see cref="SendBufferSize"/> set; 0 keeps the operating system's default.</summary>
     public ConnectionSettings WithSendBufferSize(long bytes) =>
-        new(this) { SendBufferSize = RequireBufferSize(SendBufferSizeKey, bytes) };
+        this with { SendBufferSize = RequireBufferSize(SendBufferSizeKey, bytes) };
 
     /// <summary>Returns a copy with <see cref="ReceiveBufferSize"/> set; 0 keeps the operating system's default.</summary>
     public ConnectionSettings WithReceiveBufferSize(long bytes) =>
-        new(this) { ReceiveBufferSize = RequireBufferSize(ReceiveBufferSizeKey, bytes) };
+        this with { ReceiveBufferSize = RequireBufferSize(ReceiveBufferSizeKey, bytes) };
 
     /// <summary>Returns a copy with <see cref="Backlog"/> set (1 to 65535).</summary>
-    public ConnectionSettings WithBacklog(int backlog) => new(this)
+    public ConnectionSettings WithBacklog(int backlog) => this with
     {
         Backlog = backlog is >= 1 and <= 65535
             ? backlog
@@ -191,7 +176,7 @@ public sealed class ConnectionSettings
     };
 
     /// <summary>Returns a copy with <see cref="ConnectTimeout"/> set (above 0, at most 1 hour).</summary>
-    public ConnectionSettings WithConnectTimeout(TimeSpan timeout) => new(this)
+    public ConnectionSettings WithConnectTimeout(TimeSpan timeout) => this with
     {
         ConnectTimeout = timeout > TimeSpan.Zero && timeout <= TimeSpan.FromHours(1)
             ? timeout
@@ -214,23 +199,23 @@ public sealed class ConnectionSettings
             throw new InvalidSettingException(LowWaterMarkKey, SettingText.FormatSize(low), $"a size from 0b to below {HighWaterMarkKey} ({SettingText.FormatSize(high)})");
         }
 
-        return new(this) { WriteBufferHighWaterMark = high, WriteBufferLowWaterMark = low };
+        return this with { WriteBufferHighWaterMark = high, WriteBufferLowWaterMark = low };
     }
 
     /// <summary>Returns a copy that reads time from <paramref name="timeProvider"/>.</summary>
     public ConnectionSettings WithTimeProvider(TimeProvider timeProvider) =>
-        new(this) { TimeProvider = timeProvider ?? throw new ArgumentNullException(nameof(timeProvider)) };
+        this with { TimeProvider = timeProvider ?? throw new ArgumentNullException(nameof(timeProvider)) };
 
     /// <summary>Returns a copy whose send loops are woken through <paramref name="scheduler"/>; <c>null</c> for the thread pool.</summary>
-    public ConnectionSettings WithSendScheduler(PipeScheduler? scheduler) => new(this) { SendScheduler = scheduler };
+    public ConnectionSettings WithSendScheduler(PipeScheduler? scheduler) => this with { SendScheduler = scheduler };
 
     /// <summary>Returns a copy that rents frame buffers from <paramref name="pool"/>.</summary>
     public ConnectionSettings WithBufferPool(ArrayPool<byte> pool) =>
-        new(this) { BufferPool = pool ?? throw new ArgumentNullException(nameof(pool)) };
+        this with { BufferPool = pool ?? throw new ArgumentNullException(nameof(pool)) };
 
     /// <summary>Returns a copy that records counters in <paramref name="metrics"/>.</summary>
     public ConnectionSettings WithMetrics(FlushBatchingMetrics metrics) =>
-        new(this) { Metrics = metrics ?? throw new ArgumentNullException(nameof(metrics)) };
+        this with { Metrics = metrics ?? throw new ArgumentNullException(nameof(metrics)) };
 
     private static int RequireBufferSize(string key, long bytes) => bytes is >= 0 and <= int.MaxValue
         ? (int)bytes

@@ -24,7 +24,7 @@ namespace FlushBatching.Tcp;
 /// <see cref="AuthenticationException"/> whose message says why.
 /// </para>
 /// </remarks>
-public sealed class TlsSettings
+public sealed record TlsSettings
 {
     /// <summary>Off: a listener serves clients without certificates unless asked to require them.</summary>
     public const bool DefaultRequireMutualAuthentication = false;
@@ -32,23 +32,7 @@ public sealed class TlsSettings
     /// <summary>On: a connector checks the server's name, as <see cref="SslStream"/> does by default.</summary>
     public const bool DefaultValidateHostname = true;
 
-    private TlsSettings(X509Certificate2? certificate)
-    {
-        Certificate = certificate;
-        RequireMutualAuthentication = DefaultRequireMutualAuthentication;
-        ValidateHostname = DefaultValidateHostname;
-    }
-
-    private TlsSettings(TlsSettings from)
-    {
-        Certificate = from.Certificate;
-        SuppressValidation = from.SuppressValidation;
-        RequireMutualAuthentication = from.RequireMutualAuthentication;
-        ValidateHostname = from.ValidateHostname;
-        CertificateValidator = from.CertificateValidator;
-        TargetHost = from.TargetHost;
-        Protocols = from.Protocols;
-    }
+    private TlsSettings(X509Certificate2? certificate) => Certificate = certificate;
 
     /// <summary>The certificate this side presents, with its private key; <c>null</c> for a connector that presents none.</summary>
     public X509Certificate2? Certificate { get; }
@@ -62,7 +46,7 @@ public sealed class TlsSettings
     /// presents <see cref="Certificate"/>. Off, a listener asks for none and a connector presents none.
     /// </summary>
     /// <value>The default is <see cref="DefaultRequireMutualAuthentication"/>.</value>
-    public bool RequireMutualAuthentication { get; private init; }
+    public bool RequireMutualAuthentication { get; private init; } = DefaultRequireMutualAuthentication;
 
     /// <summary>
     /// Whether a connector refuses a server certificate whose names do not match the host it connects to (or
@@ -70,7 +54,7 @@ public sealed class TlsSettings
     /// while their certificates name hosts, or share one certificate.
     /// </summary>
     /// <value>The default is <see cref="DefaultValidateHostname"/>.</value>
-    public bool ValidateHostname { get; private init; }
+    public bool ValidateHostname { get; private init; } = DefaultValidateHostname;
 
     /// <summary>
     /// The certificate a connector presents to the server: <see cref="Certificate"/> with
@@ -157,26 +141,26 @@ public sealed class TlsSettings
     }
 
     /// <summary>Returns a copy that accepts any peer certificate (<c>true</c>) or validates its chain (<c>false</c>).</summary>
-    public TlsSettings WithSuppressValidation(bool suppress) => new(this) { SuppressValidation = suppress };
+    public TlsSettings WithSuppressValidation(bool suppress) => this with { SuppressValidation = suppress };
 
     /// <summary>Returns a copy that requires (<c>true</c>) or does without (<c>false</c>) a certificate from both sides.</summary>
     /// <exception cref="ArgumentException">Turning it on for settings with no <see cref="Certificate"/> to present.</exception>
     public TlsSettings WithRequireMutualAuthentication(bool require) => require && Certificate is null
         ? throw new ArgumentException("Mutual authentication needs a certificate to present; these settings have none.", nameof(require))
-        : new(this) { RequireMutualAuthentication = require };
+        : this with { RequireMutualAuthentication = require };
 
     /// <summary>Returns a copy that refuses (<c>true</c>) or accepts (<c>false</c>) a server certificate for another host name.</summary>
-    public TlsSettings WithValidateHostname(bool validate) => new(this) { ValidateHostname = validate };
+    public TlsSettings WithValidateHostname(bool validate) => this with { ValidateHostname = validate };
 
     /// <summary>Returns a copy whose peer certificates are judged by <paramref name="validator"/> alone; <c>null</c> restores the built-in checks.</summary>
     public TlsSettings WithCertificateValidator(Func<X509Certificate2?, X509Chain?, SslPolicyErrors, string, bool>? validator) =>
-        new(this) { CertificateValidator = validator };
+        this with { CertificateValidator = validator };
 
     /// <summary>Returns a copy that expects <paramref name="targetHost"/> in the server's certificate.</summary>
-    public TlsSettings WithTargetHost(string? targetHost) => new(this) { TargetHost = targetHost };
+    public TlsSettings WithTargetHost(string? targetHost) => this with { TargetHost = targetHost };
 
     /// <summary>Returns a copy that allows only <paramref name="protocols"/>.</summary>
-    public TlsSettings WithProtocols(SslProtocols protocols) => new(this) { Protocols = protocols };
+    public TlsSettings WithProtocols(SslProtocols protocols) => this with { Protocols = protocols };
 
     /// <summary>
     /// Judges the certificate a peer presented during a handshake, by <see cref="CertificateValidator"/> if set and
