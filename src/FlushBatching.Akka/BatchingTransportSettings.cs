@@ -17,7 +17,7 @@ namespace FlushBatching.Akka;
 /// <c>reference.conf</c> as fallback, and validated here: a bad value throws <see cref="InvalidSettingException"/>
 /// naming the key, the value and what is allowed.
 /// </summary>
-internal sealed class BatchingTransportSettings
+internal sealed record BatchingTransportSettings
 {
     internal const string HostnameKey = "hostname";
     internal const string PublicHostnameKey = "public-hostname";
@@ -28,46 +28,32 @@ internal sealed class BatchingTransportSettings
     internal const string ServerWorkerPoolKey = "server-socket-worker-pool";
     internal const string ClientWorkerPoolKey = "client-socket-worker-pool";
 
-    private BatchingTransportSettings(
-        string hostname, string publicHostname, int port, int? publicPort, bool dnsUseIpv6, ConnectionSettings connection,
-        int serverWorkerPoolSize, int clientWorkerPoolSize)
-    {
-        ServerWorkerPoolSize = serverWorkerPoolSize;
-        ClientWorkerPoolSize = clientWorkerPoolSize;
-        Hostname = hostname;
-        PublicHostname = publicHostname;
-        Port = port;
-        PublicPort = publicPort;
-        DnsUseIpv6 = dnsUseIpv6;
-        Connection = connection;
-    }
-
     /// <summary>The package's <c>reference.conf</c>: every key of a transport section, with its default.</summary>
     internal static Config Reference { get; } = LoadReference();
 
     /// <summary>The host to bind to; <c>0.0.0.0</c> when the key is empty.</summary>
-    public string Hostname { get; }
+    public required string Hostname { get; init; }
 
     /// <summary>The host other nodes reach this one by: <see cref="Hostname"/> when the key is empty.</summary>
-    public string PublicHostname { get; }
+    public required string PublicHostname { get; init; }
 
-    public int Port { get; }
+    public required int Port { get; init; }
 
     /// <summary>The port other nodes reach this one by, or <c>null</c> for the bound port.</summary>
-    public int? PublicPort { get; }
+    public required int? PublicPort { get; init; }
 
-    public bool DnsUseIpv6 { get; }
+    public required bool DnsUseIpv6 { get; init; }
 
     /// <summary>The core engine's settings: socket options, framing, batching, back-pressure and TLS.</summary>
-    public ConnectionSettings Connection { get; }
+    public required ConnectionSettings Connection { get; init; }
 
     public bool EnableSsl => Connection.Tls is not null;
 
     /// <summary>Event loops for accepted connections, from <c>server-socket-worker-pool</c>, for a stack that has threads of its own.</summary>
-    public int ServerWorkerPoolSize { get; }
+    public required int ServerWorkerPoolSize { get; init; }
 
     /// <summary>Event loops for outbound connections, from <c>client-socket-worker-pool</c>, for a stack that has threads of its own.</summary>
-    public int ClientWorkerPoolSize { get; }
+    public required int ClientWorkerPoolSize { get; init; }
 
     /// <summary><c>tcp</c>, or <c>ssl.tcp</c> with TLS: Akka prefixes <c>akka.</c>, so addresses read <c>akka.tcp://system@host:port</c>.</summary>
     public string SchemeIdentifier => EnableSsl ? "ssl.tcp" : "tcp";
@@ -120,20 +106,21 @@ internal sealed class BatchingTransportSettings
             connection = connection.WithTls(TlsSection.Read(read, sslSetup, log));
         }
 
-        return new BatchingTransportSettings(
-            hostname,
-            string.IsNullOrWhiteSpace(publicHostname) ? hostname : publicHostname,
-            Whole(read, PortKey, 0, 65535),
-            publicPort == 0 ? null : publicPort,
-            read.Boolean(DnsUseIpv6Key),
-            connection,
-            WorkerPoolSize(read, ServerWorkerPoolKey),
-            WorkerPoolSize(read, ClientWorkerPoolKey));
+        return new BatchingTransportSettings
+        {
+            Hostname = hostname,
+            PublicHostname = string.IsNullOrWhiteSpace(publicHostname) ? hostname : publicHostname,
+            Port = Whole(read, PortKey, 0, 65535),
+            PublicPort = publicPort == 0 ? null : publicPort,
+            DnsUseIpv6 = read.Boolean(DnsUseIpv6Key),
+            Connection = connection,
+            ServerWorkerPoolSize = WorkerPoolSize(read, ServerWorkerPoolKey),
+            ClientWorkerPoolSize = WorkerPoolSize(read, ClientWorkerPoolKey),
+        };
     }
 
     /// <summary>A copy whose connections record on <paramref name="metrics"/>.</summary>
-    public BatchingTransportSettings WithMetrics(FlushBatchingMetrics metrics) =>
-        new(Hostname, PublicHostname, Port, PublicPort, DnsUseIpv6, Connection.WithMetrics(metrics), ServerWorkerPoolSize, ClientWorkerPoolSize);
+    public BatchingTransportSettings WithMetrics(FlushBatchingMetrics metrics) => this with { Connection = Connection.WithMetrics(metrics) };
 
     /// <summary>
     /// The settings for a connection to <paramref name="remote"/>: with TLS, the server's certificate is checked
