@@ -2,6 +2,7 @@ using System.Diagnostics;
 using Akka.Actor;
 using Akka.Configuration;
 using Akka.Remote;
+using FlushBatching.Benchmarks.Shared;
 
 namespace RemotePingPong;
 

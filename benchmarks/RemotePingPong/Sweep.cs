@@ -1,3 +1,5 @@
+using FlushBatching.Benchmarks.Shared;
+
 namespace RemotePingPong;
 
 /// <summary>

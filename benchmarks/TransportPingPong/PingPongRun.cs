@@ -1,7 +1,6 @@
 using System.Diagnostics;
-using System.Diagnostics.Metrics;
 using System.Net;
-using FlushBatching.Diagnostics;
+using FlushBatching.Benchmarks.Shared;
 using FlushBatching.Tcp;
 
 namespace TransportPingPong;
@@ -11,28 +10,11 @@ internal static class PingPongRun
 {
     public static async Task<RowResult> RunAsync(string mode, ConnectionSettings settings, int pairs, int messages, int inFlight, int payloadSize)
     {
-        // Frames per send, from a Meter of the row's own: its histogram is recorded once per send.
-        using var metrics = new FlushBatchingMetrics();
-        settings = settings.WithMetrics(metrics);
-        long frames = 0, sends = 0;
-        using var listener = new MeterListener();
-        listener.InstrumentPublished = (instrument, l) =>
-        {
-            if (ReferenceEquals(instrument.Meter, metrics.Meter) && instrument.Name == "flushbatching.frames_per_send")
-            {
-                l.EnableMeasurementEvents(instrument);
-            }
-        };
-        listener.SetMeasurementEventCallback<int>((_, value, _, _) =>
-        {
-            Interlocked.Add(ref frames, value);
-            Interlocked.Increment(ref sends);
-        });
-        listener.Start();
-
+        // Frames per send, from the FlushBatching Meter: rows run one at a time, so what it counts in between is this row's.
+        using var counter = new FrameCounter();
         var accepted = new List<FramedConnection>();
         var allAccepted = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        await using var server = FramedListener.Start(new IPEndPoint(IPAddress.Loopback, 0), settings, connection =>
+        await using var listener = FramedListener.Start(new IPEndPoint(IPAddress.Loopback, 0), settings, connection =>
         {
             connection.Start(EchoServer.Instance);
             lock (accepted)
@@ -48,7 +30,7 @@ internal static class PingPongRun
         var clients = new List<(FramedConnection Connection, PingClient Handler)>();
         for (var i = 0; i < pairs; i++)
         {
-            var connection = await FramedConnector.ConnectAsync(server.LocalEndPoint, settings);
+            var connection = await FramedConnector.ConnectAsync(listener.LocalEndPoint, settings);
             var handler = new PingClient(messages, inFlight, payloadSize);
             connection.Start(handler);
             clients.Add((connection, handler));
@@ -58,6 +40,7 @@ internal static class PingPongRun
         GC.Collect();
         GC.WaitForPendingFinalizers();
 
+        var countedBefore = counter.Take();
         var allocatedBefore = GC.GetTotalAllocatedBytes(precise: true);
         var started = Stopwatch.GetTimestamp();
         foreach (var (connection, handler) in clients)
@@ -68,6 +51,7 @@ internal static class PingPongRun
         await Task.WhenAll(clients.Select(c => c.Handler.Done)).WaitAsync(TimeSpan.FromMinutes(10));
         var elapsed = Stopwatch.GetElapsedTime(started);
         var allocated = GC.GetTotalAllocatedBytes(precise: true) - allocatedBefore;
+        var counted = counter.Take().Since(countedBefore);
 
         var connections = clients.Select(c => c.Connection).Concat(accepted).ToList();
         var roundTrips = clients.SelectMany(c => c.Handler.RoundTripTicks.ToArray()).Order().ToArray();
@@ -84,7 +68,7 @@ internal static class PingPongRun
             totalMessages,
             totalMessages / elapsed.TotalSeconds,
             elapsed.TotalMilliseconds,
-            sends == 0 ? 0 : (double)Interlocked.Read(ref frames) / Interlocked.Read(ref sends),
+            counted.Sends == 0 ? 0 : (double)counted.Frames / counted.Sends,
             (double)allocated / totalMessages,
             Percentile(roundTrips, 0.50),
             Percentile(roundTrips, 0.90),

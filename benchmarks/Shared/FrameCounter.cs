@@ -2,9 +2,12 @@ using System.Collections.Concurrent;
 using System.Diagnostics.Metrics;
 using FlushBatching.Diagnostics;
 
-namespace RemotePingPong;
+namespace FlushBatching.Benchmarks.Shared;
 
-/// <summary>Counts the frames, sends and flushes by reason that this project's transports report on the FlushBatching Meter.</summary>
+/// <summary>
+/// Counts the frames, sends and flushes by reason recorded on every FlushBatching Meter in this process, shared by the
+/// benchmark programs.
+/// </summary>
 internal sealed class FrameCounter : IDisposable
 {
     private readonly MeterListener _listener = new();
