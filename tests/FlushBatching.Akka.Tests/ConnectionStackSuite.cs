@@ -16,7 +16,7 @@ namespace FlushBatching.Akka.Tests;
 /// </summary>
 public abstract class ConnectionStackSuite : IAsyncLifetime
 {
-    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(20);
+    private protected static readonly TimeSpan Timeout = TimeSpan.FromSeconds(20);
 
     private readonly List<IConnectionStack> _stacks = [];
     private readonly Channel<ITransportConnection> _inbound = Channel.CreateUnbounded<ITransportConnection>();
@@ -139,14 +139,14 @@ public abstract class ConnectionStackSuite : IAsyncLifetime
     private Task<IPEndPoint> Listen(ConnectionSettings settings) =>
         Stack(settings).ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), c => _inbound.Writer.TryWrite(c), e => _rejected.Writer.TryWrite(e));
 
-    private async Task<(ITransportConnection Client, ITransportConnection Server)> Connect(ConnectionSettings client, ConnectionSettings server)
+    private protected async Task<(ITransportConnection Client, ITransportConnection Server)> Connect(ConnectionSettings client, ConnectionSettings server)
     {
         var endpoint = await Listen(server);
         var outbound = await Stack(client).ConnectAsync(endpoint, client).WaitAsync(Timeout);
         return (outbound, await _inbound.Reader.ReadAsync().AsTask().WaitAsync(Timeout));
     }
 
-    private sealed class Receiver : IPayloadReceiver
+    private protected sealed class Receiver : IPayloadReceiver
     {
         public Channel<ByteString> Payloads { get; } = Channel.CreateUnbounded<ByteString>();
 

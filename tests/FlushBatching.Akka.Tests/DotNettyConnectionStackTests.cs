@@ -1,9 +1,49 @@
 using FlushBatching.Tcp;
+using Google.Protobuf;
 
 namespace FlushBatching.Akka.Tests;
 
-/// <summary>The stack suite on DotNetty.</summary>
+/// <summary>The stack suite on DotNetty, and what only this stack's event loops can get wrong.</summary>
 public sealed class DotNettyConnectionStackTests : ConnectionStackSuite
 {
+    [Fact]
+    public async Task Writes_the_event_loop_has_not_taken_yet_count_toward_the_high_water_mark()
+    {
+        const int high = 64 * 1024;
+        var settings = ConnectionSettings.Default.WithWriteBufferWaterMarks(high, high / 2);
+        var (client, server) = await Connect(settings, settings);
+        var payload = ByteString.CopyFrom(new byte[1000]);
+
+        // The client's event loop is held busy, so nothing written reaches its channel until it is released.
+        using var release = new ManualResetEventSlim();
+        var loop = ((DotNettyConnection)client).EventLoop;
+        var held = new TaskCompletionSource();
+        loop.Execute(() =>
+        {
+            held.SetResult();
+            release.Wait();
+        });
+        await held.Task.WaitAsync(Timeout);
+
+        var accepted = 0;
+        while (client.TryWrite(payload))
+        {
+            Assert.True(++accepted < 10_000, "TryWrite never refused although the event loop took nothing");
+        }
+
+        Assert.InRange(accepted * (payload.Length + 4L), high, high + payload.Length + 4);
+
+        // Nothing accepted is lost: once the loop runs again, every payload arrives.
+        release.Set();
+        var received = new Receiver();
+        server.StartReading(received);
+        for (var i = 0; i < accepted; i++)
+        {
+            await received.Payloads.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+        }
+
+        Assert.True(client.TryWrite(payload));
+    }
+
     private protected override IConnectionStack CreateStack(ConnectionSettings settings) => new DotNettyConnectionStack(settings, 1, 1);
 }

@@ -23,7 +23,7 @@ namespace FlushBatching.Akka;
 /// passes large ones through and decides the flushes.
 /// </summary>
 /// <remarks>
-/// State is touched on the channel's event loop, except the write queue and its flag. Reads stay off until the
+/// State is touched on the channel's event loop, except the write queue, its byte count and its flag. Reads stay off until the
 /// adapter calls <see cref="StartReading"/>; what TLS reads around its handshake before that is held.
 /// </remarks>
 internal sealed class DotNettyConnection : ChannelHandlerAdapter, ITransportConnection
@@ -36,6 +36,7 @@ internal sealed class DotNettyConnection : ChannelHandlerAdapter, ITransportConn
     private readonly TaskCompletionSource<DotNettyConnection> _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly ConcurrentQueue<ByteString> _queue = new();
     private int _drainScheduled;
+    private long _queuedBytes;
     private IChannelHandlerContext? _context;
     private Task _lastWrite = Task.CompletedTask;
     private IPayloadReceiver? _receiver;
@@ -59,6 +60,9 @@ internal sealed class DotNettyConnection : ChannelHandlerAdapter, ITransportConn
 
     public Task Completion => _channel.CloseCompletion;
 
+    /// <summary>The event loop the channel runs on; tests hold it busy.</summary>
+    internal IEventLoop EventLoop => _channel.EventLoop;
+
     public bool TryWrite(ByteString payload)
     {
         FrameEncoder.EnsurePayloadFits(payload.Length, _settings.Framing);
@@ -67,12 +71,15 @@ internal sealed class DotNettyConnection : ChannelHandlerAdapter, ITransportConn
             return false;
         }
 
-        if (!_channel.IsWritable)
+        // Unsent bytes are those queued here for the event loop and those in the channel's outbound buffer: a write
+        // is refused once they pass the high-water mark, even while a busy event loop has not drained this queue.
+        if (!_channel.IsWritable || Volatile.Read(ref _queuedBytes) > (_channel.Unsafe.OutboundBuffer?.BytesBeforeUnwritable() ?? 0))
         {
             _settings.Metrics.RecordRefused();
             return false;
         }
 
+        Interlocked.Add(ref _queuedBytes, FrameLength(payload));
         _queue.Enqueue(payload);
         if (Interlocked.Exchange(ref _drainScheduled, 1) == 0)
         {
@@ -215,9 +222,12 @@ internal sealed class DotNettyConnection : ChannelHandlerAdapter, ITransportConn
         Volatile.Write(ref _drainScheduled, 0);
         while (_queue.TryDequeue(out var payload))
         {
+            Interlocked.Add(ref _queuedBytes, -FrameLength(payload));
             _lastWrite = _context!.WriteAsync(Wrap(payload));
         }
     }
+
+    private static long FrameLength(ByteString payload) => payload.Length + FramingSettings.HeaderLength;
 
     // The payload's own array, wrapped: BatchingWriterHandler copies a small one once into its combine buffer and
     // sends a large one as it is.
