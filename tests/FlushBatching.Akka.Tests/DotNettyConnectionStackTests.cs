@@ -15,26 +15,32 @@ public sealed class DotNettyConnectionStackTests : ConnectionStackSuite
         var payload = ByteString.CopyFrom(new byte[1000]);
 
         // The client's event loop is held busy, so nothing written reaches its channel until it is released.
-        using var release = new ManualResetEventSlim();
-        var loop = ((DotNettyConnection)client).EventLoop;
+        // It is released however the test ends, so a failure cannot leave the loop held for the teardown.
+        var release = new TaskCompletionSource();
         var held = new TaskCompletionSource();
-        loop.Execute(() =>
+        ((DotNettyConnection)client).EventLoop.Execute(() =>
         {
             held.SetResult();
-            release.Wait();
+            release.Task.Wait();
         });
         await held.Task.WaitAsync(Timeout);
 
         var accepted = 0;
-        while (client.TryWrite(payload))
+        try
         {
-            Assert.True(++accepted < 10_000, "TryWrite never refused although the event loop took nothing");
+            while (client.TryWrite(payload))
+            {
+                Assert.True(++accepted < 10_000, "TryWrite never refused although the event loop took nothing");
+            }
+        }
+        finally
+        {
+            release.SetResult();
         }
 
         Assert.InRange(accepted * (payload.Length + 4L), high, high + payload.Length + 4);
 
         // Nothing accepted is lost: once the loop runs again, every payload arrives.
-        release.Set();
         var received = new Receiver();
         server.StartReading(received);
         for (var i = 0; i < accepted; i++)
