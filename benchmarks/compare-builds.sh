@@ -6,8 +6,10 @@
 #   benchmarks/compare-builds.sh HEAD~3 HEAD results/x --transport flushbatching,flushbatching-dotnetty,stock \
 #       --clients 1,5,10,30 --messages 20000 --payload 100
 #
-# Each build gets its own server process; each repeat (REPEAT, default 3) runs BEFORE's client, then AFTER's. OUT
-# receives every run's text and JSON and summary.md.
+# Each repeat (REPEAT, default 3) starts a fresh server process per build and runs both builds' clients, BEFORE first
+# in odd repeats and AFTER first in even ones: a process that happens to run slow, or a build that always runs second,
+# then weighs on one run of each build instead of on all of one build's runs. OUT receives every run's text and JSON
+# and summary.md.
 set -euo pipefail
 before=$1 after=$2 out=$3
 shift 3
@@ -15,22 +17,27 @@ repeat=${REPEAT:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 mkdir -p "$out"
-declare -A dll server address
+declare -A dll
+server=
+# errexit holds in the trap too, so each step that may fail (no server running, a worktree never made) says || true.
+trap 'kill -TERM $server 2>/dev/null || true; for build in before after; do git -C "$root" worktree remove --force "$work/$build" 2>/dev/null || true; done; rmdir "$work" 2>/dev/null || true' EXIT
 for build in before after; do
   rev=${!build}
   git -C "$root" worktree add --detach "$work/$build" "$rev" >/dev/null
   dotnet build "$work/$build/benchmarks/RemotePingPong" -c Release >"$out/build-$build.log" 2>&1
   dll[$build]=$work/$build/benchmarks/RemotePingPong/bin/Release/net10.0/RemotePingPong.dll
-  dotnet "${dll[$build]}" --role server --port 0 >"$out/server-$build.log" 2>&1 &
-  server[$build]=$!
-done
-trap 'kill -TERM "${server[before]}" "${server[after]}" 2>/dev/null || true; git -C "$root" worktree remove --force "$work/before"; git -C "$root" worktree remove --force "$work/after"' EXIT
-for build in before after; do
-  address[$build]=$("$root/benchmarks/server-address.sh" "$out/server-$build.log")
 done
 for run in $(seq 1 "$repeat"); do
-  for build in before after; do
-    dotnet "${dll[$build]}" --role client --server "${address[$build]}" "$@" --json "$out/$build-$run.json" >"$out/$build-$run.txt" 2>&1
+  order="before after"
+  (( run % 2 == 0 )) && order="after before"
+  for build in $order; do
+    dotnet "${dll[$build]}" --role server --port 0 >"$out/server-$build-$run.log" 2>&1 &
+    server=$!
+    address=$("$root/benchmarks/server-address.sh" "$out/server-$build-$run.log")
+    dotnet "${dll[$build]}" --role client --server "$address" "$@" --json "$out/$build-$run.json" >"$out/$build-$run.txt" 2>&1
+    kill -TERM "$server"
+    wait "$server" || true
+    server=
   done
 done
 python3 - "$out" >"$out/summary.md" <<'PY'
