@@ -23,8 +23,8 @@ namespace FlushBatching.Akka;
 /// passes large ones through and decides the flushes.
 /// </summary>
 /// <remarks>
-/// State is touched on the channel's event loop, except the write queue, its byte count and its flag. Reads stay off until the
-/// adapter calls <see cref="StartReading"/>; what TLS reads around its handshake before that is held.
+/// State is touched on the channel's event loop, except the write queue, its byte count and its flag. Reads stay off
+/// until the adapter calls <see cref="StartReading"/>; what TLS reads around its handshake before that is held.
 /// </remarks>
 internal sealed class DotNettyConnection : ChannelHandlerAdapter, ITransportConnection
 {
