@@ -60,6 +60,24 @@ public abstract class ConnectionStackSuite : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Writes_sent_one_at_a_time_far_past_the_high_water_mark_are_never_refused()
+    {
+        // What has gone out stops counting as unsent: a count that kept a little of each write would pass the mark
+        // long before the 200th.
+        const int high = 64 * 1024;
+        var settings = ConnectionSettings.Default.WithWriteBufferWaterMarks(high, high / 2);
+        var (client, server) = await Connect(settings, settings);
+        var received = new Receiver();
+        server.StartReading(received);
+        var payload = ByteString.CopyFrom(new byte[1000]);
+        for (var i = 0; i < 200; i++)
+        {
+            Assert.True(client.TryWrite(payload), $"write {i} was refused although every earlier one had arrived");
+            await received.Payloads.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+        }
+    }
+
+    [Fact]
     public async Task Payloads_wait_until_reading_starts_then_arrive_in_order_counted_on_the_receiving_meter()
     {
         using var clientMetrics = new FlushBatchingMetrics();

@@ -220,11 +220,22 @@ internal sealed class DotNettyConnection : ChannelHandlerAdapter, ITransportConn
     {
         // Clear the flag before taking payloads: a write racing with this drain either is taken below or schedules anew.
         Volatile.Write(ref _drainScheduled, 0);
+
+        // The bytes taken are uncounted once per drain, and after each batch's worth in a long one, not per payload:
+        // a count the writing thread and this loop both changed per message would move between their cores each time.
+        long taken = 0;
         while (_queue.TryDequeue(out var payload))
         {
-            Interlocked.Add(ref _queuedBytes, -FrameLength(payload));
+            taken += FrameLength(payload);
             _lastWrite = _context!.WriteAsync(Wrap(payload));
+            if (taken >= _settings.Batching.MaxPendingBytes)
+            {
+                Interlocked.Add(ref _queuedBytes, -taken);
+                taken = 0;
+            }
         }
+
+        Interlocked.Add(ref _queuedBytes, -taken);
     }
 
     private static long FrameLength(ByteString payload) => payload.Length + FramingSettings.HeaderLength;
