@@ -1,3 +1,4 @@
+using FlushBatching.Framing;
 using FlushBatching.Tcp;
 using Google.Protobuf;
 
@@ -38,7 +39,7 @@ public sealed class DotNettyConnectionStackTests : ConnectionStackSuite
             release.SetResult();
         }
 
-        Assert.InRange(accepted * (payload.Length + 4L), high, high + payload.Length + 4);
+        Assert.InRange(accepted * (payload.Length + (long)FramingSettings.HeaderLength), high, high + payload.Length + FramingSettings.HeaderLength);
 
         // Nothing accepted is lost: once the loop runs again, every payload arrives.
         var received = new Receiver();
