@@ -1,6 +1,7 @@
 using Akka.Actor;
 using Akka.Event;
 using Akka.Remote.Transport;
+using FlushBatching.Tcp;
 using Google.Protobuf;
 
 namespace FlushBatching.Akka;
@@ -10,11 +11,21 @@ namespace FlushBatching.Akka;
 /// connection, inbound payloads become <see cref="InboundPayload"/>s once Akka has registered its read handler, and the
 /// end of the connection becomes one <see cref="Disassociated"/>.
 /// </summary>
+/// <remarks>
+/// An inbound handle is closed when its peer sends no frame within <c>connection-timeout</c> (see
+/// <see cref="CloseUnlessHeardWithin"/>): an Akka peer always speaks first, with its handshake, so a silent one holds a
+/// connection for nothing. Until the first frame, how the connection ends goes to the <see cref="InboundSetupLog"/>,
+/// not a line of its own.
+/// </remarks>
 internal sealed class BatchingAssociationHandle : AssociationHandle, IPayloadReceiver
 {
     private readonly ITransportConnection _connection;
     private readonly ILoggingAdapter _log;
     private IHandleEventListener? _listener;
+    private ITimer? _silence;
+    private InboundSetupLog? _setupLog;
+    private TimeSpan _silenceBound;
+    private volatile bool _silenced;
 
     public BatchingAssociationHandle(Address localAddress, Address remoteAddress, ITransportConnection connection, ILoggingAdapter log)
         : base(localAddress, remoteAddress)
@@ -36,6 +47,17 @@ internal sealed class BatchingAssociationHandle : AssociationHandle, IPayloadRec
             TaskScheduler.Default);
     }
 
+    /// <summary>
+    /// Aborts the connection unless a frame arrives within <paramref name="bound"/>, and from now until one does, reports
+    /// how the connection ends to <paramref name="setupLog"/>. Called once, before the handle is announced.
+    /// </summary>
+    public void CloseUnlessHeardWithin(TimeSpan bound, TimeProvider time, InboundSetupLog setupLog)
+    {
+        _setupLog = setupLog;
+        _silenceBound = bound;
+        Volatile.Write(ref _silence, time.CreateTimer(static state => ((BatchingAssociationHandle)state!).OnSilent(), this, bound, Timeout.InfiniteTimeSpan));
+    }
+
     /// <summary>Hands <paramref name="payload"/> to the connection, which copies it at most once.</summary>
     /// <returns><c>false</c> while the connection is above its high-water mark or closed: Akka buffers and retries.</returns>
     public override bool Write(ByteString payload) => _connection.TryWrite(payload);
@@ -45,8 +67,49 @@ internal sealed class BatchingAssociationHandle : AssociationHandle, IPayloadRec
     public override void Disassociate() => _ = _connection.CloseAsync();
 #pragma warning restore CS0672, CS0618
 
-    void IPayloadReceiver.OnPayload(ByteString payload) => _listener!.Notify(new InboundPayload(payload));
+    void IPayloadReceiver.OnPayload(ByteString payload)
+    {
+        if (_silence is not null)
+        {
+            Interlocked.Exchange(ref _silence, null)?.Dispose();
+        }
 
-    void IPayloadReceiver.OnClosed(Exception? reason) =>
-        _listener!.Notify(new Disassociated(Disassociation.Report(_log, RemoteAddress, _connection, reason)));
+        _listener!.Notify(new InboundPayload(payload));
+    }
+
+    void IPayloadReceiver.OnClosed(Exception? reason)
+    {
+        var unheard = Interlocked.Exchange(ref _silence, null);
+        unheard?.Dispose();
+        DisassociateInfo info;
+        if (_silenced)
+        {
+            info = DisassociateInfo.Unknown;
+        }
+        else if (unheard is not null && reason is not null)
+        {
+            _setupLog!.Dropped(new IOException($"{_connection} ended before its first frame: {reason.Message}", reason));
+            info = DisassociateInfo.Unknown;
+        }
+        else
+        {
+            info = Disassociation.Report(_log, RemoteAddress, _connection, reason);
+        }
+
+        _listener!.Notify(new Disassociated(info));
+    }
+
+    private void OnSilent()
+    {
+        if (Interlocked.Exchange(ref _silence, null) is not { } timer)
+        {
+            return;
+        }
+
+        timer.Dispose();
+        _silenced = true;
+        _setupLog!.Dropped(new TimeoutException(
+            $"{_connection} sent no frame within {SettingText.FormatDuration(_silenceBound)} ({ConnectionSettings.ConnectTimeoutKey}), and was closed"));
+        _connection.Abort();
+    }
 }

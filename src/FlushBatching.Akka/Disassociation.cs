@@ -23,7 +23,11 @@ internal static class Disassociation
             case InvalidFrameException:
                 log.Warning("Dropped association [{0}] ({1}): bad frame from the peer: {2}", remote, connection, reason.Message);
                 return DisassociateInfo.Unknown;
-            case SocketException { SocketErrorCode: SocketError.ConnectionReset or SocketError.ConnectionAborted or SocketError.OperationAborted }:
+            case SocketException { SocketErrorCode: SocketError.OperationAborted }:
+                // This node's own abort (shutdown, a silent peer's bound), not the peer's doing.
+                log.Debug("Association [{0}] ({1}) was aborted by this node", remote, connection);
+                return DisassociateInfo.Shutdown;
+            case SocketException { SocketErrorCode: SocketError.ConnectionReset or SocketError.ConnectionAborted }:
                 log.Info("Association [{0}] ({1}) was reset by the peer", remote, connection);
                 return DisassociateInfo.Shutdown;
             default:

@@ -26,6 +26,7 @@ public abstract class FlushBatchingTransport : Transport
         new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly OpenConnections _connections = new();
     private readonly object _gate = new();
+    private readonly InboundSetupLog _setupLog;
     private Task<bool>? _shutdown;
     private volatile bool _shutDown;
     private volatile bool _listening;
@@ -54,6 +55,7 @@ public abstract class FlushBatchingTransport : Transport
         var address = "akka." + new Address(SchemeIdentifier, system.Name, BatchingTransportSettings.AddressHost(Settings.PublicHostname), Settings.PublicPort ?? Settings.Port);
         Settings = Settings.WithMetrics(new FlushBatchingMetrics(new KeyValuePair<string, object?>(AddressTag, address)));
         _stack = stack(Settings);
+        _setupLog = new InboundSetupLog(Log, Settings.Connection.TimeProvider);
     }
 
     /// <summary>
@@ -132,7 +134,8 @@ public abstract class FlushBatchingTransport : Transport
             throw new InvalidAssociationException($"Failed to associate with {remoteAddress}: {cause.Message}", cause);
         }
 
-        return Track(connection, remoteAddress);
+        return Track(connection, remoteAddress) ?? throw new InvalidAssociationException(
+            $"Cannot associate with {remoteAddress}: the transport shut down while connecting.");
     }
 
     /// <summary>Stops listening, closes every connection after sending what it has queued, and stops the stack.</summary>
@@ -159,7 +162,12 @@ public abstract class FlushBatchingTransport : Transport
     {
         // Tracked at once, so that shutdown closes it even if it is never announced.
         var remote = BatchingTransportSettings.PeerAddress(SchemeIdentifier, System.Name, connection.RemoteEndPoint);
-        _ = AnnounceAsync(Track(connection, remote));
+        if (Track(connection, remote) is { } handle)
+        {
+            // A peer that connects and never speaks holds a connection for nothing: it gets connection-timeout.
+            handle.CloseUnlessHeardWithin(Settings.Connection.ConnectTimeout, Settings.Connection.TimeProvider, _setupLog);
+            _ = AnnounceAsync(handle);
+        }
     }
 
     private async Task AnnounceAsync(BatchingAssociationHandle handle)
@@ -169,18 +177,19 @@ public abstract class FlushBatchingTransport : Transport
         listener.Notify(new InboundAssociation(handle));
     }
 
-    private BatchingAssociationHandle Track(ITransportConnection connection, Address remote)
+    // Null when shutdown has begun: the connection is aborted, and no handle is made for it.
+    private BatchingAssociationHandle? Track(ITransportConnection connection, Address remote)
     {
         _connections.Add(connection);
         if (_shutDown)
         {
             connection.Abort();
+            return null;
         }
 
         var local = Settings.LocalAddress(SchemeIdentifier, System.Name, connection.LocalEndPoint);
         return new BatchingAssociationHandle(local, remote, connection, Log);
     }
 
-    private void OnRejected(Exception reason) =>
-        Log.Warning("FlushBatching transport dropped an inbound connection before it was set up: {0}", reason.Message);
+    private void OnRejected(Exception reason) => _setupLog.Dropped(reason);
 }

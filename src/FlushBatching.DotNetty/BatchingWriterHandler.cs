@@ -1,4 +1,5 @@
 using DotNetty.Buffers;
+using DotNetty.Common.Concurrency;
 using DotNetty.Transport.Channels;
 using DotNetty.Transport.Channels.Sockets;
 using FlushBatching.Batching;
@@ -53,7 +54,15 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     private static readonly TimerCallback OnTimerFired = static state =>
     {
         var handler = (BatchingWriterHandler)state!;
-        handler._context?.Executor.Execute(IntervalTask, handler);
+        try
+        {
+            handler._context?.Executor.Execute(IntervalTask, handler);
+        }
+        catch (RejectedExecutionException)
+        {
+            // The event loop shut down after the timer was armed: its channels are closed, nothing is left to flush.
+            // Thrown here, on a timer thread nobody observes, it would end the process.
+        }
     };
 
     private readonly FlushPolicy _policy;

@@ -14,7 +14,7 @@ namespace FlushBatching.Akka.Tests;
 /// What every I/O stack must do behind the adapter's seam, driven through <see cref="IConnectionStack"/> and
 /// <see cref="ITransportConnection"/> on loopback. Each stack gets one derived class.
 /// </summary>
-public abstract class ConnectionStackSuite : IAsyncLifetime
+public abstract partial class ConnectionStackSuite : IAsyncLifetime
 {
     private protected static readonly TimeSpan Timeout = TimeSpan.FromSeconds(20);
 

@@ -130,9 +130,16 @@ internal sealed class DotNettyConnection : ChannelHandlerAdapter, ITransportConn
     /// <summary>Writes and flushes what is queued, waits until it is on the wire, then closes.</summary>
     public Task CloseAsync()
     {
-        if (_channel.Open && !_channel.EventLoop.IsShuttingDown)
+        if (_channel.Open)
         {
-            _channel.EventLoop.Execute(CloseTask, this);
+            try
+            {
+                _channel.EventLoop.Execute(CloseTask, this);
+            }
+            catch (RejectedExecutionException)
+            {
+                // The event loop shut down under this call: it closed the channel as it went.
+            }
         }
 
         return Completion;

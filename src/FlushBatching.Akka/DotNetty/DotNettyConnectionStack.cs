@@ -43,7 +43,7 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
             .Channel<TcpServerSocketChannel>()
             .Option(ChannelOption.SoBacklog, _settings.Backlog)
             .ChildHandler(new ActionChannelInitializer<IChannel>(channel =>
-                _ = AnnounceWhenReadyAsync(Build(channel, _settings, client: false), onInbound, onRejected)));
+                _ = AnnounceWhenReadyAsync(Build(channel, _settings, client: false), _settings.ConnectTimeout, onInbound, onRejected)));
         SocketOptions((option, value) => bootstrap.ChildOption(option, value), (option, value) => bootstrap.ChildOption(option, value));
         _server = await bootstrap.BindAsync(endpoint).ConfigureAwait(false);
         return DotNettyConnection.Unmapped(_server.LocalAddress);
@@ -65,14 +65,30 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
             .Handler(new ActionChannelInitializer<IChannel>(channel => connection = Build(channel, settings, client: true)));
         SocketOptions((option, value) => bootstrap.Option(option, value), (option, value) => bootstrap.Option(option, value));
 
-        // One bound for connecting and the handshake together, as the core's connector has.
+        // One bound for connecting and the handshake together, as the core's connector has. Past it, or on any failure,
+        // the channel is closed: a handshake that succeeded after the bound must not leave a connection nobody owns.
         async Task<ITransportConnection> ConnectAndHandshakeAsync()
         {
             await bootstrap.ConnectAsync(endpoint).ConfigureAwait(false);
             return await connection!.Ready.ConfigureAwait(false);
         }
 
-        return await ConnectAndHandshakeAsync().WaitAsync(settings.ConnectTimeout).ConfigureAwait(false);
+        var connecting = ConnectAndHandshakeAsync();
+        try
+        {
+            return await connecting.WaitAsync(settings.ConnectTimeout).ConfigureAwait(false);
+        }
+        catch (TimeoutException e)
+        {
+            connection?.Abort();
+            _ = connecting.ContinueWith(static late => late.Result.Abort(), CancellationToken.None, TaskContinuationOptions.OnlyOnRanToCompletion, TaskScheduler.Default);
+            throw new TimeoutException($"Connecting to {endpoint} timed out after {SettingText.FormatDuration(settings.ConnectTimeout)} ({ConnectionSettings.ConnectTimeoutKey}).", e);
+        }
+        catch
+        {
+            connection?.Abort();
+            throw;
+        }
     }
 
     public async Task StopListeningAsync()
@@ -87,15 +103,20 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
         _serverGroup.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2)),
         _clientGroup.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2)));
 
-    private static async Task AnnounceWhenReadyAsync(DotNettyConnection connection, Action<ITransportConnection> onInbound, Action<Exception> onRejected)
+    // An accepted channel is announced once its TLS handshake is done; one that has not finished it within
+    // connection-timeout (a peer that never speaks, or stops halfway) is closed, as the core's listener closes it.
+    private static async Task AnnounceWhenReadyAsync(DotNettyConnection connection, TimeSpan bound, Action<ITransportConnection> onInbound, Action<Exception> onRejected)
     {
         try
         {
-            onInbound(await connection.Ready.ConfigureAwait(false));
+            onInbound(await connection.Ready.WaitAsync(bound).ConfigureAwait(false));
         }
         catch (Exception e)
         {
-            onRejected(e);
+            connection.Abort();
+            onRejected(e is TimeoutException
+                ? new TimeoutException($"The connection {connection} did not finish its TLS handshake within {SettingText.FormatDuration(bound)} ({ConnectionSettings.ConnectTimeoutKey}), and was closed.", e)
+                : new IOException($"The connection {connection} was dropped while setting up: {e.Message}", e));
         }
     }
 

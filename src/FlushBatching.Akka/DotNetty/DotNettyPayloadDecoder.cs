@@ -69,6 +69,19 @@ internal sealed class DotNettyPayloadDecoder : ChannelHandlerAdapter
         }
     }
 
+    /// <summary>A peer that closes inside a frame sent a bad frame: an error, as on the core's sockets, not an orderly close.</summary>
+    public override void ChannelInactive(IChannelHandlerContext context)
+    {
+        var left = _headerFilled + (_payload is null ? 0 : FramingSettings.HeaderLength + _payloadFilled);
+        if (left > 0 && !_refused)
+        {
+            _refused = true;
+            context.FireExceptionCaught(new InvalidFrameException($"The peer closed the connection inside a frame: {left} bytes of an unfinished frame were left."));
+        }
+
+        context.FireChannelInactive();
+    }
+
     private void Decode(IChannelHandlerContext context, IByteBuffer buffer)
     {
         while (buffer.IsReadable())

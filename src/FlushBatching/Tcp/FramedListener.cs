@@ -111,6 +111,12 @@ public sealed class FramedListener : IAsyncDisposable
             connection = FramedConnection.Open(socket, io, _settings);
             _onConnection(connection);
         }
+        catch (OperationCanceledException e) when (connection is null && !_stopping.IsCancellationRequested)
+        {
+            socket.Dispose();
+            _onRejected?.Invoke(new TimeoutException(
+                $"The connection from {remote} to {LocalEndPoint} did not finish its TLS handshake within {SettingText.FormatDuration(_settings.ConnectTimeout)} ({ConnectionSettings.ConnectTimeoutKey}), and was closed.", e));
+        }
         catch (Exception e)
         {
             if (connection is null)

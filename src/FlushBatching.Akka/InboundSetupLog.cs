@@ -1,0 +1,60 @@
+using Akka.Event;
+
+namespace FlushBatching.Akka;
+
+/// <summary>
+/// The one log line for inbound connections dropped before they were set up: a TLS handshake that failed or did not end
+/// within <c>connection-timeout</c>, a peer silent past it, a bad first frame, a peer gone before its first frame.
+/// At most one line per <see cref="Interval"/>: the first drop is logged at once, with its reason; those after it in the
+/// same interval are counted and the count goes into the next line, so a flood of bad peers makes a count, not a line
+/// each (as Kestrel rate-limits its logging under attack).
+/// </summary>
+/// <remarks>Thread-safe: stacks report from their I/O threads and the adapter from timers.</remarks>
+internal sealed class InboundSetupLog
+{
+    /// <summary>The least time between two lines.</summary>
+    public static readonly TimeSpan Interval = TimeSpan.FromSeconds(10);
+
+    private readonly ILoggingAdapter _log;
+    private readonly TimeProvider _time;
+    private readonly object _gate = new();
+    private long _lastLine = long.MinValue;
+    private long _unlogged;
+
+    public InboundSetupLog(ILoggingAdapter log, TimeProvider time)
+    {
+        _log = log;
+        _time = time;
+    }
+
+    /// <summary>Counts one dropped connection and logs it unless a line went out less than <see cref="Interval"/> ago.</summary>
+    /// <param name="reason">Why it was dropped; its message names the connection.</param>
+    public void Dropped(Exception reason)
+    {
+        long unlogged;
+        lock (_gate)
+        {
+            var now = _time.GetTimestamp();
+            if (_lastLine != long.MinValue && _time.GetElapsedTime(_lastLine, now) < Interval)
+            {
+                _unlogged++;
+                return;
+            }
+
+            _lastLine = now;
+            unlogged = _unlogged;
+            _unlogged = 0;
+        }
+
+        if (unlogged == 0)
+        {
+            _log.Warning("FlushBatching transport dropped an inbound connection before it was set up: {0}", reason.Message);
+        }
+        else
+        {
+            _log.Warning(
+                "FlushBatching transport dropped an inbound connection before it was set up: {0} ({1} more were dropped since the last line, at most one line per {2} s)",
+                reason.Message, unlogged, Interval.TotalSeconds);
+        }
+    }
+}

@@ -1,0 +1,139 @@
+using System.Buffers.Binary;
+using System.Net;
+using System.Net.Sockets;
+using FlushBatching.Framing;
+using FlushBatching.Tcp;
+using FlushBatching.Tests.Support;
+using Google.Protobuf;
+
+namespace FlushBatching.Akka.Tests;
+
+/// <summary>
+/// Peers that misbehave on purpose, from raw sockets: each case asserts the bound that ends it (within
+/// <c>connection-timeout</c> and a margin for a shared machine) and that the stack still serves afterwards.
+/// </summary>
+public abstract partial class ConnectionStackSuite
+{
+    private static readonly TimeSpan Bound = TimeSpan.FromSeconds(1);
+    private static readonly TimeSpan Margin = TimeSpan.FromSeconds(5);
+
+    [Fact]
+    public async Task A_peer_that_never_starts_its_TLS_handshake_is_closed_within_connection_timeout_and_the_stack_still_serves()
+    {
+        using var certificate = new SelfSignedCertificate();
+        var settings = ConnectionSettings.Default.WithConnectTimeout(Bound)
+            .WithTls(TlsSettings.FromPfxFile(certificate.PfxPath, SelfSignedCertificate.Password).WithSuppressValidation(true));
+        var endpoint = await Listen(settings);
+
+        using var silent = await RawConnect(endpoint);
+        await ClosedByPeerWithin(silent, Bound + Margin, "the stack to close a peer that never sent its ClientHello");
+
+        var rejected = await _rejected.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+        Assert.IsType<TimeoutException>(rejected);
+        Assert.Contains(ConnectionSettings.ConnectTimeoutKey, rejected.Message);
+
+        var client = await Stack(settings).ConnectAsync(endpoint, settings).WaitAsync(Timeout);
+        var server = await _inbound.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+        var received = new Receiver();
+        server.StartReading(received);
+        Assert.True(client.TryWrite(ByteString.CopyFromUtf8("still serving")));
+        Assert.Equal("still serving", (await received.Payloads.Reader.ReadAsync().AsTask().WaitAsync(Timeout)).ToStringUtf8());
+    }
+
+    [Theory]
+    [InlineData(2)] // half a length prefix
+    [InlineData(10)] // a prefix and part of its payload
+    public async Task A_peer_that_closes_inside_a_frame_ends_the_connection_with_an_InvalidFrameException(int bytesSent)
+    {
+        var endpoint = await Listen(ConnectionSettings.Default);
+        using var raw = await RawConnect(endpoint);
+        var server = await _inbound.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+        var received = new Receiver();
+        server.StartReading(received);
+
+        var frame = new byte[FramingSettings.HeaderLength + 100];
+        BinaryPrimitives.WriteInt32LittleEndian(frame, 100);
+        await raw.SendAsync(frame.AsMemory(0, bytesSent));
+        raw.Shutdown(SocketShutdown.Send);
+
+        var reason = await received.Closed.Task.WaitAsync(Timeout);
+        Assert.IsType<InvalidFrameException>(reason);
+        Assert.Contains("inside a frame", reason!.Message);
+        Assert.Equal(0, received.Payloads.Reader.Count);
+    }
+
+    [Fact]
+    public async Task A_server_that_never_answers_the_TLS_handshake_fails_the_connect_within_connection_timeout_and_is_closed()
+    {
+        using var listener = RawListener(backlog: 8);
+        var settings = ConnectionSettings.Default.WithConnectTimeout(Bound).WithTls(TlsSettings.ForClient().WithSuppressValidation(true));
+
+        var connecting = Stack(settings).ConnectAsync((IPEndPoint)listener.LocalEndPoint!, settings);
+        using var accepted = await listener.AcceptAsync().WaitAsync(Timeout);
+
+        var failure = await FailsWithin(connecting, Bound + Margin, "the connect to give up on a handshake that never ends");
+        Assert.IsType<TimeoutException>(failure);
+        Assert.Contains(ConnectionSettings.ConnectTimeoutKey, failure.Message);
+
+        // No connection is left behind: the client closed its socket when the bound fired.
+        await ClosedByPeerWithin(accepted, Margin, "the client to close the channel of the connect it gave up");
+    }
+
+    [Fact]
+    public async Task A_connect_that_is_never_answered_fails_within_connection_timeout()
+    {
+        // A listener whose accept queue is full drops further SYNs: to the connector, an address that never answers.
+        using var listener = RawListener(backlog: 0);
+        var endpoint = (IPEndPoint)listener.LocalEndPoint!;
+        using var queued = await RawConnect(endpoint);
+        var settings = ConnectionSettings.Default.WithConnectTimeout(Bound);
+
+        var failure = await FailsWithin(Stack(settings).ConnectAsync(endpoint, settings), Bound + Margin, "the connect to give up on a peer that never answers");
+
+        Assert.IsType<TimeoutException>(failure);
+        Assert.Contains(ConnectionSettings.ConnectTimeoutKey, failure.Message);
+    }
+
+    private static Socket RawListener(int backlog)
+    {
+        var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        listener.Listen(backlog);
+        return listener;
+    }
+
+    private static async Task<Socket> RawConnect(IPEndPoint endpoint)
+    {
+        var raw = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await raw.ConnectAsync(endpoint).WaitAsync(Timeout);
+        return raw;
+    }
+
+    // Reads (and drops) what the other end sends until it closes or resets the connection.
+    private static async Task ClosedByPeerWithin(Socket raw, TimeSpan within, string what)
+    {
+        async Task ReadToEnd()
+        {
+            var buffer = new byte[4096];
+            try
+            {
+                while (await raw.ReceiveAsync(buffer) > 0)
+                {
+                }
+            }
+            catch (SocketException)
+            {
+                // A reset ends it too.
+            }
+        }
+
+        var reading = ReadToEnd();
+        Assert.True(await Task.WhenAny(reading, Task.Delay(within)) == reading, $"waited {within.TotalSeconds} s for {what}");
+    }
+
+    private static async Task<Exception> FailsWithin(Task task, TimeSpan within, string what)
+    {
+        Assert.True(await Task.WhenAny(task, Task.Delay(within)) == task, $"waited {within.TotalSeconds} s for {what}");
+        return await Assert.ThrowsAnyAsync<Exception>(() => task);
+    }
+}
