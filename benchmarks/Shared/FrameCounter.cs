@@ -20,7 +20,7 @@ internal sealed class FrameCounter : IDisposable
         _listener.InstrumentPublished = (instrument, listener) =>
         {
             if (instrument.Meter.Name == FlushBatchingMetrics.MeterName
-                && instrument.Name is "flushbatching.frames.sent" or "flushbatching.sends" or "flushbatching.flushes")
+                && instrument.Name is "flushbatching.frames.sent" or "flushbatching.flushes")
             {
                 listener.EnableMeasurementEvents(instrument);
             }
@@ -29,13 +29,11 @@ internal sealed class FrameCounter : IDisposable
         {
             switch (instrument.Name)
             {
-                case "flushbatching.sends":
-                    Interlocked.Add(ref _sends, value);
-                    break;
                 case "flushbatching.frames.sent":
                     Interlocked.Add(ref _frames, value);
                     break;
                 default:
+                    Interlocked.Add(ref _sends, value);
                     foreach (var tag in tags)
                     {
                         if (tag.Key == "reason" && tag.Value is string reason)

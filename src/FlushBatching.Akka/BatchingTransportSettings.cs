@@ -80,6 +80,7 @@ internal sealed record BatchingTransportSettings
 
         var publicHostname = read.Text(PublicHostnameKey);
         var publicPort = Whole(read, PublicPortKey, 0, 65535);
+        var marks = WaterMarks(read);
         var connection = read.Apply(() => ConnectionSettings.Default
             .WithNoDelay(read.Boolean(ConnectionSettings.NoDelayKey))
             .WithKeepAlive(read.Boolean(ConnectionSettings.KeepAliveKey))
@@ -87,7 +88,7 @@ internal sealed record BatchingTransportSettings
             .WithReceiveBufferSize(read.Size(ConnectionSettings.ReceiveBufferSizeKey))
             .WithBacklog(read.Int32(ConnectionSettings.BacklogKey))
             .WithConnectTimeout(read.Duration(ConnectionSettings.ConnectTimeoutKey))
-            .WithWriteBufferWaterMarks(WaterMark(read, ConnectionSettings.HighWaterMarkKey), WaterMark(read, ConnectionSettings.LowWaterMarkKey))
+            .WithWriteBufferWaterMarks(marks.High, marks.Low)
             .WithFraming(FramingSettings.Default
                 .WithMaximumFrameSize(read.Size(FramingSettings.MaximumFrameSizeKey))
                 .WithByteOrder(ByteOrderOf(read.Text(FramingSettings.ByteOrderKey))))
@@ -208,8 +209,21 @@ internal sealed record BatchingTransportSettings
     };
 
     // Akka.Remote's own section writes 0b for both marks, meaning "the transport's default".
-    private static long WaterMark(SectionReader read, string key) =>
-        read.Size(key) is var size and not 0 ? size : new SectionReader(Reference).Size(key);
+    // 0b (Akka's own default for both keys) means the package's default; a low mark left at 0b under a high mark that
+    // was set means half of it, so that setting only the high mark never fails on a low mark the user did not write.
+    private static (long High, long Low) WaterMarks(SectionReader read)
+    {
+        var high = read.Size(ConnectionSettings.HighWaterMarkKey);
+        var low = read.Size(ConnectionSettings.LowWaterMarkKey);
+        var reference = new SectionReader(Reference);
+        return (high, low) switch
+        {
+            (0, 0) => (reference.Size(ConnectionSettings.HighWaterMarkKey), reference.Size(ConnectionSettings.LowWaterMarkKey)),
+            (0, _) => (reference.Size(ConnectionSettings.HighWaterMarkKey), low),
+            (_, 0) => (high, high / 2),
+            _ => (high, low),
+        };
+    }
 
     // As stock sizes its event loop groups: the processor count times pool-size-factor, rounded up, kept between
     // pool-size-min and pool-size-max.

@@ -24,7 +24,7 @@ public abstract class FlushBatchingTransport : Transport
     private readonly IConnectionStack _stack;
     private readonly TaskCompletionSource<IAssociationEventListener> _associationListener =
         new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly OpenConnections _connections = new();
+    private readonly OpenSet<ITransportConnection> _connections = new();
     private readonly object _gate = new();
     private readonly InboundSetupLog _setupLog;
     private Task<bool>? _shutdown;
@@ -152,7 +152,7 @@ public abstract class FlushBatchingTransport : Transport
     {
         _shutDown = true;
         await _stack.StopListeningAsync().ConfigureAwait(false);
-        await _connections.CloseAll().ConfigureAwait(false);
+        await Task.WhenAll(_connections.Items.Select(connection => connection.CloseAsync())).ConfigureAwait(false);
         await _stack.StopAsync().ConfigureAwait(false);
         Settings.Connection.Metrics.Dispose();
         return true;
@@ -180,7 +180,7 @@ public abstract class FlushBatchingTransport : Transport
     // Null when shutdown has begun: the connection is aborted, and no handle is made for it.
     private BatchingAssociationHandle? Track(ITransportConnection connection, Address remote)
     {
-        _connections.Add(connection);
+        _connections.Add(connection, connection.Completion);
         if (_shutDown)
         {
             connection.Abort();

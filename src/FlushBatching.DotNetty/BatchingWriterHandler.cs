@@ -18,8 +18,13 @@ namespace FlushBatching.DotNetty;
 /// </summary>
 /// <remarks>
 /// <para>
-/// Put it last among the outbound handlers, after the encoders, so it sees what goes to the socket (TLS, when present,
-/// stays first: it encrypts what this handler flushes): <c>pipeline.AddLast("batching", new BatchingWriterHandler(settings))</c>.
+/// Put it nearer the socket than your encoders, so that it sees what goes to the socket, framed: after TLS (which
+/// encrypts what this handler flushes), before the length-field encoder, as in
+/// <c>AddLast("tls", ...)</c>, <c>AddLast("batching", new BatchingWriterHandler(settings))</c>,
+/// <c>AddLast("frame-decoder", ...)</c>, <c>AddLast("frame-encoder", ...)</c>, <c>AddLast("app", ...)</c>. Added
+/// after an encoder (nearer the application), it would combine messages before the encoder frames them, so the peer
+/// would decode a batch as one message: when it combines unframed buffers it refuses that place, by throwing from
+/// <see cref="HandlerAdded"/>.
 /// </para>
 /// <para>
 /// It combines writes: a buffer of at most half <see cref="CombineBufferSize"/> bytes is copied into a combine buffer
@@ -108,7 +113,22 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     public int CombineBufferSize => _combiner.BufferSize;
 
     /// <inheritdoc />
-    public override void HandlerAdded(IChannelHandlerContext context) => _context = context;
+    /// <exception cref="InvalidOperationException">
+    /// The handler combines unframed buffers and an encoder sits between it and the socket: that encoder would frame a
+    /// whole batch as one message. DotNetty then removes the handler and sends the exception down the pipeline.
+    /// </exception>
+    public override void HandlerAdded(IChannelHandlerContext context)
+    {
+        if (_combiner.BufferSize > 0 && !_combiner.WritesPrefixes && EncoderNearerTheSocket(context) is { } encoder)
+        {
+            throw new InvalidOperationException(
+                $"BatchingWriterHandler was added after the encoder '{encoder}', nearer the application: it would combine " +
+                "messages before they are encoded, and the encoder would frame each batch as one message. Add it nearer the " +
+                "socket than your encoders (after TLS, before the length-field encoder), or pass combineBufferSize: 0.");
+        }
+
+        _context = context;
+    }
 
     /// <inheritdoc />
     public override void HandlerRemoved(IChannelHandlerContext context)
@@ -229,6 +249,41 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         _combiner.WriteCombined(context);
         _metrics.RecordSend(writes, bytes, reason);
         context.Flush();
+    }
+
+    // The name of the first encoder between this handler and the head of the pipeline (the socket), if any.
+    private static string? EncoderNearerTheSocket(IChannelHandlerContext context)
+    {
+        foreach (var handler in context.Channel.Pipeline)
+        {
+            if (ReferenceEquals(handler, context.Handler))
+            {
+                return null;
+            }
+
+            if (IsEncoder(handler.GetType()))
+            {
+                return context.Channel.Pipeline.Context(handler)?.Name ?? handler.GetType().Name;
+            }
+        }
+
+        return null;
+    }
+
+    // DotNetty's encoder bases, by name: this package depends on DotNetty.Transport, not on DotNetty.Codecs.
+    private static bool IsEncoder(Type? type)
+    {
+        for (; type is not null; type = type.BaseType)
+        {
+            if (type.IsGenericType && type.GetGenericTypeDefinition().FullName is
+                "DotNetty.Codecs.MessageToMessageEncoder`1" or "DotNetty.Codecs.MessageToByteEncoder`1" or
+                "DotNetty.Codecs.MessageToMessageCodec`2" or "DotNetty.Codecs.ByteToMessageCodec`1")
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 
     private void QueueBurstEnd(IChannelHandlerContext context)

@@ -44,6 +44,9 @@ internal sealed class WriteCombiner
 
     public int BufferSize { get; }
 
+    /// <summary>Whether it writes each buffer's length prefix itself (framing given), so no encoder frames its output.</summary>
+    public bool WritesPrefixes => _framing is not null;
+
     /// <summary>The bytes a message puts on the wire: a buffer's readable bytes and its prefix; 0 for anything else.</summary>
     public int BytesOf(object message) => message is IByteBuffer buffer ? buffer.ReadableBytes + _prefixLength : 0;
 

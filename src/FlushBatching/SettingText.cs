@@ -4,7 +4,7 @@ namespace FlushBatching;
 /// Writes setting values in HOCON's notation (<c>16k</c>, <c>128000b</c>, <c>40ms</c>, <c>1s</c>), so that an
 /// error message or a log line shows a value the way a user would write it in their configuration.
 /// </summary>
-public static class SettingText
+internal static class SettingText
 {
     /// <summary>Formats a size the way HOCON writes it: <c>16k</c> when it is a whole number of KiB, else bytes.</summary>
     public static string FormatSize(long bytes) => bytes switch

@@ -136,6 +136,17 @@ public sealed class BatchingTransportSettingsTests
     }
 
     [Fact]
+    public void A_high_water_mark_set_alone_below_the_default_low_one_takes_half_of_it_as_the_low_mark()
+    {
+        // As under akka.remote.dot-netty.tcp, where Akka's own reference writes 0b for the low mark.
+        var settings = BatchingTransportSettings.Create(ConfigurationFactory.ParseString(
+            "write-buffer-high-water-mark = 256k\nwrite-buffer-low-water-mark = 0b"));
+
+        Assert.Equal(256 * 1024, settings.Connection.WriteBufferHighWaterMark);
+        Assert.Equal(128 * 1024, settings.Connection.WriteBufferLowWaterMark);
+    }
+
+    [Fact]
     public void Stock_zero_water_marks_mean_the_transport_defaults()
     {
         var settings = BatchingTransportSettings.Create(ConfigurationFactory.ParseString(

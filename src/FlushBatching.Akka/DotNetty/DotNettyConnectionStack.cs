@@ -22,7 +22,9 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
     private readonly ConnectionSettings _settings;
     private readonly MultithreadEventLoopGroup _serverGroup;
     private readonly MultithreadEventLoopGroup _clientGroup;
+    private readonly OpenSet<IChannel> _channels = new();
     private IChannel? _server;
+    private volatile bool _stopping;
 
     public DotNettyConnectionStack(ConnectionSettings settings, int serverEventLoops, int clientEventLoops)
     {
@@ -43,7 +45,12 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
             .Channel<TcpServerSocketChannel>()
             .Option(ChannelOption.SoBacklog, _settings.Backlog)
             .ChildHandler(new ActionChannelInitializer<IChannel>(channel =>
-                _ = AnnounceWhenReadyAsync(Build(channel, _settings, client: false), _settings.ConnectTimeout, onInbound, onRejected)));
+            {
+                if (Keep(channel))
+                {
+                    _ = AnnounceWhenReadyAsync(Build(channel, _settings, targetHost: null), _settings.ConnectTimeout, onInbound, onRejected);
+                }
+            }));
         SocketOptions((option, value) => bootstrap.ChildOption(option, value), (option, value) => bootstrap.ChildOption(option, value));
         _server = await bootstrap.BindAsync(endpoint).ConfigureAwait(false);
         return DotNettyConnection.Unmapped(_server.LocalAddress);
@@ -51,18 +58,16 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
 
     public async Task<ITransportConnection> ConnectAsync(IPEndPoint endpoint, ConnectionSettings settings)
     {
-        // As the core's connector: without a host name given, the server's certificate must name the address.
-        if (settings.Tls is { TargetHost: null } tls)
-        {
-            settings = settings.WithTls(tls.WithTargetHost(endpoint.Address.ToString()));
-        }
-
         DotNettyConnection? connection = null;
         var bootstrap = new Bootstrap()
             .Group(_clientGroup)
             .Channel<TcpSocketChannel>()
             .Option(ChannelOption.ConnectTimeout, settings.ConnectTimeout)
-            .Handler(new ActionChannelInitializer<IChannel>(channel => connection = Build(channel, settings, client: true)));
+            .Handler(new ActionChannelInitializer<IChannel>(channel =>
+            {
+                connection = Build(channel, settings, targetHost: endpoint.Address.ToString());
+                Keep(channel);
+            }));
         SocketOptions((option, value) => bootstrap.Option(option, value), (option, value) => bootstrap.Option(option, value));
 
         // One bound for connecting and the handshake together, as the core's connector has. Past it, or on any failure,
@@ -70,7 +75,8 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
         async Task<ITransportConnection> ConnectAndHandshakeAsync()
         {
             await bootstrap.ConnectAsync(endpoint).ConfigureAwait(false);
-            return await connection!.Ready.ConfigureAwait(false);
+            await connection!.Ready.ConfigureAwait(false);
+            return connection;
         }
 
         var connecting = ConnectAndHandshakeAsync();
@@ -99,9 +105,31 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
         }
     }
 
-    public Task StopAsync() => Task.WhenAll(
-        _serverGroup.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2)),
-        _clientGroup.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2)));
+    /// <summary>
+    /// Closes every channel still open, then stops the event loops. A channel whose event loop stopped first would
+    /// never close its socket: one accepted while the transport shut down, say, which no one had announced yet.
+    /// </summary>
+    public async Task StopAsync()
+    {
+        _stopping = true;
+        await Task.WhenAll(_channels.Items.Select(channel => channel.CloseAsync())).ConfigureAwait(false);
+        await Task.WhenAll(
+            _serverGroup.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2)),
+            _clientGroup.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2))).ConfigureAwait(false);
+    }
+
+    // Holds a new channel until it closes, so that StopAsync closes it; once stopping, closes it at once instead.
+    private bool Keep(IChannel channel)
+    {
+        _channels.Add(channel, channel.CloseCompletion);
+        if (_stopping)
+        {
+            channel.CloseAsync();
+            return false;
+        }
+
+        return true;
+    }
 
     // An accepted channel is announced once its TLS handshake is done; one that has not finished it within
     // connection-timeout (a peer that never speaks, or stops halfway) is closed, as the core's listener closes it.
@@ -109,7 +137,8 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
     {
         try
         {
-            onInbound(await connection.Ready.WaitAsync(bound).ConfigureAwait(false));
+            await connection.Ready.WaitAsync(bound).ConfigureAwait(false);
+            onInbound(connection);
         }
         catch (Exception e)
         {
@@ -120,35 +149,38 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
         }
     }
 
-    // The one place a channel's pipeline is built.
-    private static DotNettyConnection Build(IChannel channel, ConnectionSettings settings, bool client)
+    // The one place a channel's pipeline is built; targetHost is given for an outbound channel, null for an accepted one.
+    private static DotNettyConnection Build(IChannel channel, ConnectionSettings settings, string? targetHost)
     {
-        var connection = new DotNettyConnection(channel, settings);
+        var judge = settings.Tls is { } tls ? new PeerJudge(tls) : null;
+        var connection = new DotNettyConnection(channel, settings, judge);
         var pipeline = channel.Pipeline;
-        if (settings.Tls is { } tls)
+        if (settings.Tls is { } configured)
         {
-            pipeline.AddLast("tls", client ? ClientTls(tls, connection) : ServerTls(tls, connection));
+            pipeline.AddLast("tls", targetHost is null ? ServerTls(configured, channel, judge!) : ClientTls(configured, channel, judge!, targetHost));
         }
 
         pipeline.AddLast("payload-decoder", new DotNettyPayloadDecoder(settings.Framing, settings.Metrics));
         pipeline.AddLast("batching", new BatchingWriterHandler(
             settings.Batching, BatchingWriterHandler.DefaultCombineBufferSize, settings.TimeProvider, settings.Metrics, settings.Framing));
-        pipeline.AddLast("connection", connection);
+        pipeline.AddLast("connection", connection.Tail);
         return connection;
     }
 
-    // The handshake as the core's sockets do it: the same TlsSettings, peers judged by the same TlsSettings.Judge.
-    private static TlsHandler ServerTls(TlsSettings tls, DotNettyConnection connection) => new(
-        stream => new SslStream(stream, true, tls.RequireMutualAuthentication ? connection.JudgePeer : static (_, _, _, _) => true),
+    // The handshake as the core's sockets do it: the same TlsSettings, peers judged by the same PeerJudge.
+    private static TlsHandler ServerTls(TlsSettings tls, IChannel channel, PeerJudge judge) => new(
+        stream => new SslStream(stream, true, tls.RequireMutualAuthentication ? (_, certificate, chain, errors) => judge.Accepts(certificate, chain, errors, Peer(channel)) : static (_, _, _, _) => true),
         new ServerTlsSettings(tls.Certificate, tls.RequireMutualAuthentication, checkCertificateRevocation: false, tls.Protocols));
 
-    private static TlsHandler ClientTls(TlsSettings tls, DotNettyConnection connection)
+    private static TlsHandler ClientTls(TlsSettings tls, IChannel channel, PeerJudge judge, string connectedHost)
     {
         var own = tls.ClientCertificate;
         return new TlsHandler(
-            stream => new SslStream(stream, true, connection.JudgePeer, own is null ? null : (_, _, _, _, _) => own),
-            new ClientTlsSettings(tls.Protocols, checkCertificateRevocation: false, own is null ? [] : [own], tls.TargetHost));
+            stream => new SslStream(stream, true, (_, certificate, chain, errors) => judge.Accepts(certificate, chain, errors, Peer(channel)), own is null ? null : (_, _, _, _, _) => own),
+            new ClientTlsSettings(tls.Protocols, checkCertificateRevocation: false, own is null ? [] : [own], tls.TargetHostFor(connectedHost)));
     }
+
+    private static string Peer(IChannel channel) => channel.RemoteAddress?.ToString() ?? "the peer";
 
     // The same options on either bootstrap: DotNetty's client and server bootstraps share no interface for them.
     private void SocketOptions(Action<ChannelOption<bool>, bool> setFlag, Action<ChannelOption<int>, int> setNumber)
@@ -156,8 +188,9 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
         setFlag(ChannelOption.TcpNodelay, _settings.NoDelay);
         setFlag(ChannelOption.SoKeepalive, _settings.KeepAlive);
         setFlag(ChannelOption.AutoRead, false); // reads start once Akka has registered a read handler
-        setNumber(ChannelOption.WriteBufferHighWaterMark, (int)_settings.WriteBufferHighWaterMark);
-        setNumber(ChannelOption.WriteBufferLowWaterMark, (int)_settings.WriteBufferLowWaterMark);
+        // Both at most ConnectionSettings.MaxWriteBufferWaterMark (int.MaxValue): checked when the settings were made.
+        setNumber(ChannelOption.WriteBufferHighWaterMark, checked((int)_settings.WriteBufferHighWaterMark));
+        setNumber(ChannelOption.WriteBufferLowWaterMark, checked((int)_settings.WriteBufferLowWaterMark));
         if (_settings.SendBufferSize > 0)
         {
             setNumber(ChannelOption.SoSndbuf, _settings.SendBufferSize);

@@ -4,9 +4,9 @@ using Akka.Configuration;
 namespace FlushBatching.Akka;
 
 /// <summary>
-/// FlushBatching's Akka.Remote transport on the core's framed connections (sockets and System.IO.Pipelines): one
-/// pooled buffer per frame, no Task per message, each batch in one gathered send. The fastest stack, and the default
-/// choice.
+/// FlushBatching's Akka.Remote transport on the core's framed connections (sockets and System.IO.Pipelines): each
+/// message copied once, prefix and payload together, into pooled chunks that many frames share; no Task per message;
+/// each batch in one gathered send. The fastest stack, and the default choice.
 /// </summary>
 /// <remarks>
 /// Enable it with one line in the existing section:

@@ -39,7 +39,6 @@ public sealed class FlushBatchingMetrics : IDisposable
 
     private readonly Counter<long> _framesSent;
     private readonly Counter<long> _bytesSent;
-    private readonly Counter<long> _sends;
     private readonly Counter<long> _flushes;
     private readonly Counter<long> _writesRefused;
     private readonly Counter<long> _framesReceived;
@@ -52,12 +51,12 @@ public sealed class FlushBatchingMetrics : IDisposable
     public FlushBatchingMetrics(params KeyValuePair<string, object?>[] tags)
     {
         _tags = tags.ToArray();
+        // Indexed by reason; None is never recorded (no flush happened), so its slot stays empty.
         _reasonTags = Enum.GetValues<FlushReason>()
-            .Select(r => _tags.Append(new KeyValuePair<string, object?>(ReasonTag, ReasonName(r))).ToArray()).ToArray();
+            .Select(r => r == FlushReason.None ? [] : _tags.Append(new KeyValuePair<string, object?>(ReasonTag, ReasonName(r))).ToArray()).ToArray();
         Meter = new Meter(MeterName, typeof(FlushBatchingMetrics).Assembly.GetName().Version?.ToString());
         _framesSent = Meter.CreateCounter<long>("flushbatching.frames.sent", "{frame}", "Frames written to sockets.");
         _bytesSent = Meter.CreateCounter<long>("flushbatching.bytes.sent", "By", "Bytes written to sockets, length prefixes included.");
-        _sends = Meter.CreateCounter<long>("flushbatching.sends", "{send}", "Gathered sends issued to sockets.");
         _flushes = Meter.CreateCounter<long>("flushbatching.flushes", "{flush}", "Flushes, tagged with the reason: count, bytes, interval, burst-end, unbatched, read-complete or drain.");
         _writesRefused = Meter.CreateCounter<long>("flushbatching.writes.refused", "{write}", "Writes refused because the connection was above its high-water mark: back-pressure on the writer.");
         _framesReceived = Meter.CreateCounter<long>("flushbatching.frames.received", "{frame}", "Frames read from sockets.");
@@ -73,9 +72,9 @@ public sealed class FlushBatchingMetrics : IDisposable
     public Meter Meter { get; }
 
     /// <summary>The tag value for <paramref name="reason"/>, such as <c>burst-end</c>.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><see cref="FlushReason.None"/>, which is never recorded: no flush happened.</exception>
     public static string ReasonName(FlushReason reason) => reason switch
     {
-        FlushReason.None => "none",
         FlushReason.Count => "count",
         FlushReason.Bytes => "bytes",
         FlushReason.Interval => "interval",
@@ -87,10 +86,9 @@ public sealed class FlushBatchingMetrics : IDisposable
     };
 
     /// <summary>Records one flush that went out as one send of <paramref name="frames"/> frames.</summary>
-    public void RecordSend(int frames, long bytes, FlushReason reason)
+    internal void RecordSend(int frames, long bytes, FlushReason reason)
     {
         var tags = _tags.AsSpan();
-        _sends.Add(1, tags);
         _flushes.Add(1, _reasonTags[(int)reason]);
         _framesSent.Add(frames, tags);
         _bytesSent.Add(bytes, tags);
@@ -99,10 +97,10 @@ public sealed class FlushBatchingMetrics : IDisposable
     }
 
     /// <summary>Records one write refused by back-pressure (not by a closed connection).</summary>
-    public void RecordRefused() => _writesRefused.Add(1, _tags.AsSpan());
+    internal void RecordRefused() => _writesRefused.Add(1, _tags.AsSpan());
 
     /// <summary>Records frames read from a socket.</summary>
-    public void RecordReceived(long frames, long bytes)
+    internal void RecordReceived(long frames, long bytes)
     {
         if (frames > 0)
         {

@@ -2,24 +2,9 @@ using System.Buffers.Binary;
 
 namespace FlushBatching.Framing;
 
-/// <summary>Writes a frame, length prefix and payload together, into one buffer.</summary>
+/// <summary>What a frame's writer checks and writes before the payload: that it fits, and its length prefix.</summary>
 public static class FrameEncoder
 {
-    /// <summary>
-    /// Writes the 4-byte length prefix and <paramref name="payload"/> into <paramref name="destination"/>,
-    /// which must hold <c>payload.Length + 4</c> bytes.
-    /// </summary>
-    /// <returns>The number of bytes written.</returns>
-    /// <exception cref="ArgumentException">The payload is larger than the settings allow, or the destination is too small.</exception>
-    public static int Encode(ReadOnlySpan<byte> payload, Span<byte> destination, FramingSettings settings)
-    {
-        ArgumentNullException.ThrowIfNull(settings);
-        EnsurePayloadFits(payload.Length, settings);
-        WriteHeader(destination, payload.Length, settings.ByteOrder);
-        payload.CopyTo(destination[FramingSettings.HeaderLength..]);
-        return payload.Length + FramingSettings.HeaderLength;
-    }
-
     /// <summary>Throws an exception naming the payload's size and the limit when it does not fit in a frame.</summary>
     /// <exception cref="ArgumentException">The payload is larger than <see cref="FramingSettings.MaximumPayloadSize"/>.</exception>
     public static void EnsurePayloadFits(int payloadLength, FramingSettings settings)

@@ -68,6 +68,12 @@ public sealed record ConnectionSettings
     /// <summary>512 KiB: half the high-water mark, so writability does not flap around one value.</summary>
     public const long DefaultWriteBufferLowWaterMark = 512 * 1024;
 
+    /// <summary>
+    /// The largest <see cref="WriteBufferHighWaterMark"/>: DotNetty holds its water marks as 32-bit numbers, and a
+    /// value one stack cannot honour is refused at start rather than meaning something else there.
+    /// </summary>
+    public const long MaxWriteBufferWaterMark = int.MaxValue;
+
     /// <summary>15 seconds, as in Akka.Remote.</summary>
     public static readonly TimeSpan DefaultConnectTimeout = TimeSpan.FromSeconds(15);
 
@@ -132,7 +138,7 @@ public sealed record ConnectionSettings
     /// with no allocation. Tests pass a scheduler they run by hand, to queue writes before a drain.
     /// </summary>
     /// <value>The default is <c>null</c>.</value>
-    public PipeScheduler? SendScheduler { get; private init; }
+    internal PipeScheduler? SendScheduler { get; private init; }
 
     /// <summary>Where frame buffers are rented; tests pass a pool that fails on leaks.</summary>
     /// <value>The default is <see cref="ArrayPool{T}.Shared"/>.</value>
@@ -184,14 +190,14 @@ public sealed record ConnectionSettings
     };
 
     /// <summary>
-    /// Returns a copy with both back-pressure marks set: <paramref name="low"/> must be at least 0 and below
-    /// <paramref name="high"/>.
+    /// Returns a copy with both back-pressure marks set: <paramref name="high"/> from 1 byte to
+    /// <see cref="MaxWriteBufferWaterMark"/>, <paramref name="low"/> at least 0 and below <paramref name="high"/>.
     /// </summary>
     public ConnectionSettings WithWriteBufferWaterMarks(long high, long low)
     {
-        if (high < 1)
+        if (high is < 1 or > MaxWriteBufferWaterMark)
         {
-            throw new InvalidSettingException(HighWaterMarkKey, SettingText.FormatSize(high), "a size of at least 1b");
+            throw new InvalidSettingException(HighWaterMarkKey, SettingText.FormatSize(high), $"a size from 1b to {SettingText.FormatSize(MaxWriteBufferWaterMark)}, which every stack can hold");
         }
 
         if (low < 0 || low >= high)
@@ -207,7 +213,7 @@ public sealed record ConnectionSettings
         this with { TimeProvider = timeProvider ?? throw new ArgumentNullException(nameof(timeProvider)) };
 
     /// <summary>Returns a copy whose send loops are woken through <paramref name="scheduler"/>; <c>null</c> for the thread pool.</summary>
-    public ConnectionSettings WithSendScheduler(PipeScheduler? scheduler) => this with { SendScheduler = scheduler };
+    internal ConnectionSettings WithSendScheduler(PipeScheduler? scheduler) => this with { SendScheduler = scheduler };
 
     /// <summary>Returns a copy that rents frame buffers from <paramref name="pool"/>.</summary>
     public ConnectionSettings WithBufferPool(ArrayPool<byte> pool) =>

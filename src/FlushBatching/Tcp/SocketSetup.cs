@@ -34,12 +34,8 @@ internal static class SocketSetup
         }
 
         var peer = socket.RemoteEndPoint?.ToString() ?? serverName ?? "the peer";
-        string? refusal = null;
-        bool Validate(object sender, X509Certificate? certificate, X509Chain? chain, SslPolicyErrors errors)
-        {
-            refusal = tls.Judge(certificate, chain, errors, peer);
-            return refusal is null;
-        }
+        var judge = new PeerJudge(tls);
+        bool Validate(object sender, X509Certificate? certificate, X509Chain? chain, SslPolicyErrors errors) => judge.Accepts(certificate, chain, errors, peer);
 
         var stream = new SslStream(new NetworkStream(socket, ownsSocket: false), leaveInnerStreamOpen: false);
         try
@@ -63,7 +59,7 @@ internal static class SocketSetup
                 await stream.AuthenticateAsClientAsync(
                     new SslClientAuthenticationOptions
                     {
-                        TargetHost = tls.TargetHost ?? serverName,
+                        TargetHost = tls.TargetHostFor(serverName),
                         EnabledSslProtocols = tls.Protocols,
                         CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
                         RemoteCertificateValidationCallback = Validate,
@@ -72,10 +68,16 @@ internal static class SocketSetup
                     cancellationToken).ConfigureAwait(false);
             }
         }
-        catch (AuthenticationException e) when (refusal is not null)
+        catch (AuthenticationException e)
         {
             await stream.DisposeAsync().ConfigureAwait(false);
-            throw new AuthenticationException(refusal, e);
+            var explained = judge.Explain(e);
+            if (explained == e)
+            {
+                throw;
+            }
+
+            throw explained;
         }
         catch
         {

@@ -165,14 +165,15 @@ public sealed record TlsSettings
     /// <summary>
     /// Judges the certificate a peer presented during a handshake, by <see cref="CertificateValidator"/> if set and
     /// otherwise by <see cref="SuppressValidation"/> and <see cref="ValidateHostname"/>. For transports that run
-    /// their own <see cref="SslStream"/>, so that they judge peers exactly as framed connections do.
+    /// their own <see cref="SslStream"/> (through <see cref="PeerJudge"/>), so that they judge peers exactly as framed
+    /// connections do.
     /// </summary>
     /// <param name="certificate">What the peer presented; <c>null</c> if nothing.</param>
     /// <param name="chain">The chain <see cref="SslStream"/> built.</param>
     /// <param name="errors">What <see cref="SslStream"/> found wrong.</param>
     /// <param name="peer">The peer, as text for the refusal.</param>
     /// <returns><c>null</c> to accept; otherwise why the certificate is refused, in words for a log line.</returns>
-    public string? Judge(X509Certificate? certificate, X509Chain? chain, SslPolicyErrors errors, string peer)
+    internal string? Judge(X509Certificate? certificate, X509Chain? chain, SslPolicyErrors errors, string peer)
     {
         var presented = certificate as X509Certificate2 ?? (certificate is null ? null : new X509Certificate2(certificate));
         if (CertificateValidator is { } validator)
@@ -202,6 +203,12 @@ public sealed record TlsSettings
 
         return reasons.Count == 0 ? null : $"the certificate of {peer} is refused: {string.Join(", and ", reasons)}{Describe(presented)}";
     }
+
+    /// <summary>
+    /// The name a client checks the server's certificate against: <see cref="TargetHost"/> if set, else the host it
+    /// connected to (a name, or an address as text). Decided here once, for both stacks.
+    /// </summary>
+    internal string TargetHostFor(string connectedHost) => TargetHost ?? connectedHost;
 
     private static string Describe(X509Certificate2? certificate) =>
         certificate is null ? "" : $" (subject {certificate.Subject}, issuer {certificate.Issuer}, thumbprint {certificate.Thumbprint})";

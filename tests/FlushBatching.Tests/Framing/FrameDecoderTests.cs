@@ -10,9 +10,10 @@ public class FrameDecoderTests
         var stream = new MemoryStream();
         foreach (var payload in payloads)
         {
-            var frame = new byte[payload.Length + 4];
-            Assert.Equal(frame.Length, FrameEncoder.Encode(payload, frame, settings));
-            stream.Write(frame);
+            var prefix = new byte[FramingSettings.HeaderLength];
+            FrameEncoder.WriteHeader(prefix, payload.Length, settings.ByteOrder);
+            stream.Write(prefix);
+            stream.Write(payload);
         }
 
         return stream.ToArray();
@@ -72,7 +73,7 @@ public class FrameDecoderTests
         var largest = new byte[settings.MaximumPayloadSize];
         Assert.Single(DecodeAll(new ReadOnlySequence<byte>(Encode(settings, largest)), settings));
 
-        var e = Assert.Throws<ArgumentException>(() => FrameEncoder.Encode(new byte[settings.MaximumPayloadSize + 1], new byte[settings.MaximumFrameSize + 1], settings));
+        var e = Assert.Throws<ArgumentException>(() => FrameEncoder.EnsurePayloadFits(settings.MaximumPayloadSize + 1, settings));
         Assert.Contains("127997 bytes", e.Message);
         Assert.Contains("128000", e.Message);
     }

@@ -24,7 +24,7 @@ public sealed class FlushTriggerTests : IDisposable
         _metrics.Dispose();
     }
 
-    private long Sends => _recorder.Sum("flushbatching.sends");
+    private long Sends => _recorder.Sum("flushbatching.flushes");
 
     private long Flushes(string reason) => _recorder.Sum("flushbatching.flushes", reason);
 

@@ -29,7 +29,7 @@ public class MetricsTests
         Assert.Equal("FlushBatching", metrics.Meter.Name);
         Assert.Equal(95, recorder.Sum("flushbatching.frames.sent"));
         Assert.Equal(95 * 10, recorder.Sum("flushbatching.bytes.sent"));
-        Assert.Equal(10, recorder.Sum("flushbatching.sends"));
+        Assert.Equal(10, recorder.Sum("flushbatching.flushes"));
         Assert.Equal(9, recorder.Sum("flushbatching.flushes", "count"));
         Assert.Equal(1, recorder.Sum("flushbatching.flushes", "burst-end"));
         Assert.Equal([10, 10, 10, 10, 10, 10, 10, 10, 10, 5], recorder.Values("flushbatching.frames_per_send"));

@@ -1,0 +1,136 @@
+using System.Runtime.InteropServices;
+using DotNetty.Buffers;
+using DotNetty.Handlers.Tls;
+using DotNetty.Transport.Channels;
+using FlushBatching.Tcp;
+using Google.Protobuf;
+
+namespace FlushBatching.Akka;
+
+/// <summary>
+/// The last handler of a <see cref="DotNettyConnection"/>'s pipeline: says when the connection is up (after its TLS
+/// handshake, if any), keeps what ended it, holds inbound payloads until a receiver is given, reports the end once, and
+/// writes payloads down the pipeline on the connection's behalf.
+/// </summary>
+/// <remarks>Every member runs on the channel's event loop, except <see cref="Ready"/>, which any thread may await.</remarks>
+internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
+{
+    private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly PeerJudge? _judge;
+    private readonly Action _onEnded;
+    private IChannelHandlerContext? _context;
+    private Task _lastWrite = Task.CompletedTask;
+    private IPayloadReceiver? _receiver;
+    private List<ByteString>? _held;
+    private bool _ended;
+
+    /// <param name="judge">Judges the peer's certificate: given with TLS, so that a failed handshake says why.</param>
+    /// <param name="onEnded">Called once when the channel goes inactive, before the receiver hears of it.</param>
+    public DotNettyPipelineTail(PeerJudge? judge, Action onEnded)
+    {
+        _judge = judge;
+        _onEnded = onEnded;
+    }
+
+    /// <summary>Completes once the connection (and its TLS handshake) is up; fails if it ends before.</summary>
+    public Task Ready => _ready.Task;
+
+    /// <summary>What ended the connection, or will: <c>null</c> for an orderly close.</summary>
+    public Exception? Failure { get; private set; }
+
+    /// <summary>Delivers the payloads held, then every later one, to <paramref name="receiver"/>, and turns reads on.</summary>
+    public void StartReading(IChannel channel, IPayloadReceiver receiver)
+    {
+        _receiver = receiver;
+        foreach (var held in _held ?? [])
+        {
+            receiver.OnPayload(held);
+        }
+
+        _held = null;
+        if (_ended)
+        {
+            receiver.OnClosed(Failure);
+            return;
+        }
+
+        channel.Configuration.AutoRead = true;
+        channel.Read();
+    }
+
+    /// <summary>Writes one payload down the pipeline, wrapped, not copied; <c>BatchingWriterHandler</c> frames it.</summary>
+    public void Write(ByteString payload) => _lastWrite = _context!.WriteAsync(Wrap(payload));
+
+    /// <summary>Flushes what was written, and closes the channel once the last write is on the wire.</summary>
+    public void FlushThenClose(IChannel channel)
+    {
+        _context?.Flush();
+        _lastWrite.ContinueWith(static (_, channel) => ((IChannel)channel!).CloseAsync(), channel, TaskScheduler.Default);
+    }
+
+    public override void HandlerAdded(IChannelHandlerContext context) => _context = context;
+
+    public override void ChannelActive(IChannelHandlerContext context)
+    {
+        if (_judge is null)
+        {
+            _ready.TrySetResult();
+        }
+        else
+        {
+            // Reads are off until Akka registers its read handler, but the handshake needs them: ask for the first.
+            context.Read();
+        }
+
+        context.FireChannelActive();
+    }
+
+    public override void UserEventTriggered(IChannelHandlerContext context, object evt)
+    {
+        if (evt is TlsHandshakeCompletionEvent { IsSuccessful: true })
+        {
+            _ready.TrySetResult();
+        }
+        else if (evt is TlsHandshakeCompletionEvent failed)
+        {
+            Failure = _judge!.Explain(failed.Exception);
+        }
+
+        context.FireUserEventTriggered(evt);
+    }
+
+    public override void ChannelRead(IChannelHandlerContext context, object message)
+    {
+        var payload = (ByteString)message;
+        if (_receiver is { } receiver)
+        {
+            receiver.OnPayload(payload);
+        }
+        else
+        {
+            (_held ??= []).Add(payload);
+        }
+    }
+
+    public override void ExceptionCaught(IChannelHandlerContext context, Exception exception)
+    {
+        Failure ??= exception;
+        context.CloseAsync();
+    }
+
+    public override void ChannelInactive(IChannelHandlerContext context)
+    {
+        _ended = true;
+        _onEnded();
+        _ready.TrySetException(Failure ?? new IOException($"The connection {context.Channel.LocalAddress} -> {context.Channel.RemoteAddress} closed before it was set up."));
+        _receiver?.OnClosed(Failure);
+        context.FireChannelInactive();
+    }
+
+    // The payload's own array, wrapped: BatchingWriterHandler copies a small one once into its combine buffer and
+    // sends a large one as it is.
+    private static IByteBuffer Wrap(ByteString payload) =>
+        MemoryMarshal.TryGetArray(payload.Memory, out var segment)
+            ? Unpooled.WrappedBuffer(segment.Array, segment.Offset, segment.Count)
+            : Unpooled.WrappedBuffer(payload.ToByteArray());
+}

@@ -1,0 +1,88 @@
+using System.Collections.Concurrent;
+using FlushBatching.Framing;
+using Google.Protobuf;
+
+namespace FlushBatching.Akka;
+
+/// <summary>
+/// The payloads a DotNetty connection has accepted and its event loop has not taken yet. Writers on any thread add;
+/// one drain at a time, on the event loop, takes them in order. It counts the frame bytes it holds, so that a write is
+/// refused once they pass the room the channel's outbound buffer has left below its high-water mark: a busy event loop
+/// cannot let one burst queue without bound. No channel here: the connection passes the room in and runs the drain.
+/// </summary>
+/// <remarks>
+/// The count a drain hands on is taken off after every <see cref="UncountEvery"/> bytes and at the drain's end, not per
+/// payload: a count that writing threads and the event loop both changed per message would move between their cores
+/// each time. Until taken off, bytes handed on are counted twice (here and in the outbound buffer), by at most that much.
+/// </remarks>
+internal sealed class DotNettyWriteQueue
+{
+    /// <summary>How many bytes a drain hands on before it takes them off the count: 16 KiB, whatever the batch size.</summary>
+    public const long UncountEvery = 16 * 1024;
+
+    private readonly ConcurrentQueue<ByteString> _queue = new();
+    private long _queuedBytes;
+    private int _drainScheduled;
+
+    /// <summary>What <see cref="TryEnqueue"/> did.</summary>
+    public enum Outcome
+    {
+        /// <summary>Nothing was queued: the bytes held passed the room.</summary>
+        Refused,
+
+        /// <summary>Queued; a drain is already due and will take it.</summary>
+        Queued,
+
+        /// <summary>Queued, and no drain is due: the caller must schedule one.</summary>
+        QueuedDrainNeeded,
+    }
+
+    /// <summary>The frame bytes held (payloads and their prefixes), less what a running drain has taken off.</summary>
+    public long QueuedBytes => Volatile.Read(ref _queuedBytes);
+
+    /// <summary>Queues <paramref name="payload"/> unless the bytes held already pass <paramref name="room"/>.</summary>
+    /// <param name="payload">Akka's payload, kept as it is (immutable, not copied).</param>
+    /// <param name="room">What the channel can still take before it turns unwritable; negative when it is unwritable.</param>
+    public Outcome TryEnqueue(ByteString payload, long room)
+    {
+        if (Volatile.Read(ref _queuedBytes) > room)
+        {
+            return Outcome.Refused;
+        }
+
+        Interlocked.Add(ref _queuedBytes, FrameLength(payload));
+        _queue.Enqueue(payload);
+        return Interlocked.Exchange(ref _drainScheduled, 1) == 0 ? Outcome.QueuedDrainNeeded : Outcome.Queued;
+    }
+
+    /// <summary>On the event loop: hands every payload queued to <paramref name="write"/>, in order.</summary>
+    public void Drain<TState>(TState state, Action<TState, ByteString> write)
+    {
+        // Clear the flag before taking payloads: a write racing with this drain either is taken below or asks anew.
+        Volatile.Write(ref _drainScheduled, 0);
+        long taken = 0;
+        while (_queue.TryDequeue(out var payload))
+        {
+            taken += FrameLength(payload);
+            write(state, payload);
+            if (taken >= UncountEvery)
+            {
+                Interlocked.Add(ref _queuedBytes, -taken);
+                taken = 0;
+            }
+        }
+
+        Interlocked.Add(ref _queuedBytes, -taken);
+    }
+
+    /// <summary>Drops what is queued, for a connection that has ended: nothing dropped will be written.</summary>
+    public void Clear()
+    {
+        while (_queue.TryDequeue(out var payload))
+        {
+            Interlocked.Add(ref _queuedBytes, -FrameLength(payload));
+        }
+    }
+
+    private static long FrameLength(ByteString payload) => payload.Length + FramingSettings.HeaderLength;
+}

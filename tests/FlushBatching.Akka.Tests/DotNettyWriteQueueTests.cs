@@ -1,0 +1,123 @@
+using FlushBatching.Framing;
+using Google.Protobuf;
+
+namespace FlushBatching.Akka.Tests;
+
+/// <summary>The DotNetty stack's write queue on its own, no channel: drain scheduling, order, the byte count.</summary>
+public sealed class DotNettyWriteQueueTests
+{
+    private const long Room = 1024 * 1024;
+    private readonly DotNettyWriteQueue _queue = new();
+
+    [Fact]
+    public void The_first_write_asks_for_a_drain_and_later_ones_ride_on_it_until_it_runs()
+    {
+        Assert.Equal(DotNettyWriteQueue.Outcome.QueuedDrainNeeded, _queue.TryEnqueue(Payload(1), Room));
+        Assert.Equal(DotNettyWriteQueue.Outcome.Queued, _queue.TryEnqueue(Payload(1), Room));
+
+        _queue.Drain(0, static (_, _) => { });
+
+        Assert.Equal(DotNettyWriteQueue.Outcome.QueuedDrainNeeded, _queue.TryEnqueue(Payload(1), Room));
+    }
+
+    [Fact]
+    public void A_write_made_while_a_drain_runs_is_taken_by_it_or_asks_for_another()
+    {
+        _queue.TryEnqueue(Payload(1), Room);
+        var during = new List<DotNettyWriteQueue.Outcome>();
+        var taken = 0;
+
+        _queue.Drain(0, (_, _) =>
+        {
+            taken++;
+            if (during.Count == 0)
+            {
+                during.Add(_queue.TryEnqueue(Payload(2), Room));
+            }
+        });
+
+        // The drain cleared its flag before taking: the write made during it asked for a drain of its own, and the
+        // running drain took it too, so nothing waits for a drain that will not come.
+        Assert.Equal(DotNettyWriteQueue.Outcome.QueuedDrainNeeded, Assert.Single(during));
+        Assert.Equal(2, taken);
+        Assert.Equal(0, _queue.QueuedBytes);
+    }
+
+    [Fact]
+    public void A_drain_hands_on_every_payload_in_order_as_the_same_instance()
+    {
+        var payloads = Enumerable.Range(0, 100).Select(i => Payload(i % 7)).ToList();
+        foreach (var payload in payloads)
+        {
+            _queue.TryEnqueue(payload, Room);
+        }
+
+        var handed = new List<ByteString>();
+        _queue.Drain(handed, static (list, payload) => list.Add(payload));
+
+        Assert.Equal(payloads.Count, handed.Count);
+        Assert.All(payloads.Zip(handed), pair => Assert.Same(pair.First, pair.Second));
+    }
+
+    [Fact]
+    public void Writes_are_refused_once_the_bytes_queued_pass_the_room_and_taken_again_after_a_drain()
+    {
+        const int size = 100;
+        const long room = 3 * (size + FramingSettings.HeaderLength);
+        var accepted = 0;
+        while (_queue.TryEnqueue(Payload(size), room) != DotNettyWriteQueue.Outcome.Refused)
+        {
+            accepted++;
+        }
+
+        // Refused once the count is above the room: the write that crossed it was still taken.
+        Assert.Equal(4, accepted);
+        Assert.Equal(4 * (size + FramingSettings.HeaderLength), _queue.QueuedBytes);
+        Assert.Equal(DotNettyWriteQueue.Outcome.Refused, _queue.TryEnqueue(Payload(0), room));
+        Assert.Equal(DotNettyWriteQueue.Outcome.Refused, _queue.TryEnqueue(Payload(0), room: -1));
+
+        _queue.Drain(0, static (_, _) => { });
+
+        Assert.Equal(0, _queue.QueuedBytes);
+        Assert.NotEqual(DotNettyWriteQueue.Outcome.Refused, _queue.TryEnqueue(Payload(size), room));
+    }
+
+    [Fact]
+    public void A_long_drain_stops_counting_what_it_handed_on_after_each_16_KiB_not_only_at_its_end()
+    {
+        const int size = 1000;
+        const int count = 200;
+        for (var i = 0; i < count; i++)
+        {
+            _queue.TryEnqueue(Payload(size), long.MaxValue);
+        }
+
+        var handed = 0L;
+        var worstDoubleCount = 0L;
+        _queue.Drain(0, (_, _) =>
+        {
+            handed += size + FramingSettings.HeaderLength;
+            var stillCounted = _queue.QueuedBytes - (count * (size + FramingSettings.HeaderLength) - handed);
+            worstDoubleCount = Math.Max(worstDoubleCount, stillCounted);
+        });
+
+        Assert.InRange(worstDoubleCount, 0, DotNettyWriteQueue.UncountEvery + size + FramingSettings.HeaderLength);
+        Assert.Equal(0, _queue.QueuedBytes);
+    }
+
+    [Fact]
+    public void Clear_drops_what_is_queued_and_its_count()
+    {
+        _queue.TryEnqueue(Payload(10), Room);
+        _queue.TryEnqueue(Payload(20), Room);
+
+        _queue.Clear();
+
+        var handed = 0;
+        _queue.Drain(0, (_, _) => handed++);
+        Assert.Equal(0, handed);
+        Assert.Equal(0, _queue.QueuedBytes);
+    }
+
+    private static ByteString Payload(int size) => ByteString.CopyFrom(new byte[size]);
+}

@@ -1,0 +1,142 @@
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+using Akka.Actor;
+using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Tests.Support;
+
+namespace FlushBatching.Akka.Tests;
+
+/// <summary>
+/// Peers that connect and then misbehave on purpose, against a real node: each gets a bound (closed within
+/// <c>connection-timeout</c> and a margin for a shared machine), a log line at most, and nothing else of the node's.
+/// </summary>
+public abstract partial class TransportSuite
+{
+    private const int BoundSeconds = 2;
+    private static readonly TimeSpan HostileMargin = TimeSpan.FromSeconds(6);
+
+    public static TheoryData<string, bool> HostilePeers => new()
+    {
+        { "a plain peer that never speaks", false },
+        { "a plain peer that sends half a length prefix and stops", false },
+        { "a TLS peer that never sends its ClientHello", true },
+        { "a TLS peer that sends half a record header and stops", true },
+    };
+
+    [Theory]
+    [MemberData(nameof(HostilePeers))]
+    public async Task A_peer_that_stops_before_its_first_frame_is_closed_within_connection_timeout_with_one_line_and_the_node_keeps_serving(string what, bool tls)
+    {
+        using var certificate = new SelfSignedCertificate();
+        var section = $"connection-timeout = {BoundSeconds}s\n" + (tls ? Tls(certificate.PfxPath, "suppress-validation = on") : "");
+        await using var server = Node.Start("server", TransportClass, section);
+        await using var client = Node.Start("client", TransportClass, section);
+        server.System.ActorOf(Props.Create<Echo>(), "echo");
+        var echo = await server.Resolve(client, "echo");
+
+        using var raw = await RawConnect(server);
+        if (what.Contains("half"))
+        {
+            await raw.SendAsync(new byte[] { 0x16, 0x03 });
+        }
+
+        await ClosedByNodeWithin(raw, TimeSpan.FromSeconds(BoundSeconds) + HostileMargin, what);
+
+        Assert.Equal("still serving", await echo.Ask<string>("still serving", AskTimeout));
+        var port = ((IPEndPoint)raw.LocalEndPoint!).Port.ToString();
+        await Poll.Until(() => server.Logs.Any(e => Mentions(e, port)), $"a log line about {what}");
+        Assert.Single(server.Logs, e => Mentions(e, port) && e.LogSource.Contains("Batching"));
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task A_flood_of_connections_that_connect_and_vanish_leaves_no_socket_behind_and_makes_a_count_not_a_line_each(bool tls)
+    {
+        using var certificate = new SelfSignedCertificate();
+        var section = $"connection-timeout = {BoundSeconds}s\n" + (tls ? Tls(certificate.PfxPath, "suppress-validation = on") : "");
+        await using var server = Node.Start("server", TransportClass, section);
+        await using var client = Node.Start("client", TransportClass, section);
+        server.System.ActorOf(Props.Create<Echo>(), "echo");
+        var echo = await server.Resolve(client, "echo");
+        var socketsBefore = OpenSockets();
+        var threadsBefore = Threads();
+        var linesBefore = server.Logs.Count(e => e.LogSource.Contains("Batching"));
+
+        // Half close in order, half reset: 1,000 connections, 50 at a time.
+        for (var round = 0; round < 20; round++)
+        {
+            await Task.WhenAll(Enumerable.Range(0, 50).Select(async i =>
+            {
+                var raw = await RawConnect(server);
+                if (i % 2 == 0)
+                {
+                    raw.LingerState = new LingerOption(true, 0);
+                }
+
+                raw.Dispose();
+            }));
+        }
+
+        await Poll.Until(
+            () => OpenSockets() <= socketsBefore,
+            $"the node to close the flood's sockets ({OpenSockets()} open, {socketsBefore} before)",
+            seconds: BoundSeconds + (int)HostileMargin.TotalSeconds + 10);
+        await Poll.Until(() => Threads() <= threadsBefore + 10, $"threads back to at most {threadsBefore + 10}", seconds: 60);
+        Assert.Equal("still serving", await echo.Ask<string>("still serving", AskTimeout));
+
+        // The transport logs at most one line per interval however many peers misbehave; Akka's own layer logs too
+        // little to count (it never heard of a peer that sent no frame).
+        var lines = server.Logs.Where(e => e.LogSource.Contains("Batching")).Skip(linesBefore).ToList();
+        Assert.True(lines.Count <= 2, $"expected a count, not a line per connection; got {lines.Count}: {string.Join(" | ", lines.Take(5))}");
+    }
+
+    [Fact]
+    public async Task Shutdown_with_hostile_peers_connected_closes_them_all_and_completes()
+    {
+        await using var server = Node.Start("server", TransportClass, "connection-timeout = 60s");
+        var silent = await RawConnect(server);
+        var halfFrame = await RawConnect(server);
+        await halfFrame.SendAsync(new byte[] { 100, 0 });
+        using var _ = silent;
+        using var __ = halfFrame;
+
+        var stopping = Stopwatch.StartNew();
+        await server.System.Terminate().WaitAsync(TimeSpan.FromSeconds(30));
+
+        // Long before their 60 s bound: shutdown closed them.
+        await ClosedByNodeWithin(silent, HostileMargin, "shutdown to close a silent peer");
+        await ClosedByNodeWithin(halfFrame, HostileMargin, "shutdown to close a peer inside a frame");
+        Assert.True(stopping.Elapsed < TimeSpan.FromSeconds(30), $"shutdown took {stopping.Elapsed}");
+    }
+
+    private static async Task<Socket> RawConnect(Node node)
+    {
+        var raw = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await raw.ConnectAsync(IPAddress.Loopback, node.Address.Port!.Value).WaitAsync(AskTimeout);
+        return raw;
+    }
+
+    // Reads (and drops) what the node sends until it closes or resets the connection.
+    private static async Task ClosedByNodeWithin(Socket raw, TimeSpan within, string what)
+    {
+        async Task ReadToEnd()
+        {
+            var buffer = new byte[4096];
+            try
+            {
+                while (await raw.ReceiveAsync(buffer) > 0)
+                {
+                }
+            }
+            catch (SocketException)
+            {
+                // A reset ends it too.
+            }
+        }
+
+        var reading = ReadToEnd();
+        Assert.True(await Task.WhenAny(reading, Task.Delay(within)) == reading, $"waited {within.TotalSeconds} s for the node to close {what}");
+    }
+}

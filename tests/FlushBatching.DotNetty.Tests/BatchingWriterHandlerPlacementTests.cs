@@ -1,0 +1,148 @@
+using System.Net;
+using System.Net.Security;
+using System.Security.Cryptography.X509Certificates;
+using DotNetty.Buffers;
+using DotNetty.Codecs;
+using DotNetty.Handlers.Tls;
+using DotNetty.Transport.Bootstrapping;
+using DotNetty.Transport.Channels;
+using DotNetty.Transport.Channels.Embedded;
+using DotNetty.Transport.Channels.Sockets;
+using FlushBatching.Batching;
+using FlushBatching.Tests.Support;
+
+namespace FlushBatching.DotNetty.Tests;
+
+/// <summary>
+/// The handler in a user's own pipeline, placed as docs/dotnetty.md says (after TLS, before the length-field codecs),
+/// over a real channel pair on loopback; and refused where it would break the user's framing.
+/// </summary>
+public sealed class BatchingWriterHandlerPlacementTests
+{
+    private const int Messages = 20_000;
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task In_a_pipeline_built_as_the_guide_says_every_message_arrives_as_its_own_frame_in_order_under_load(bool tls)
+    {
+        using var certificate = new SelfSignedCertificate();
+        using var serverCertificate = X509CertificateLoader.LoadPkcs12FromFile(certificate.PfxPath, SelfSignedCertificate.Password);
+        var group = new MultithreadEventLoopGroup(2);
+        var received = new Collector();
+        try
+        {
+            var server = await new ServerBootstrap()
+                .Group(group)
+                .Channel<TcpServerSocketChannel>()
+                .ChildHandler(new ActionChannelInitializer<IChannel>(channel =>
+                    AsTheGuideSays(channel.Pipeline, tls ? TlsHandler.Server(serverCertificate) : null, received)))
+                .BindAsync(new IPEndPoint(IPAddress.Loopback, 0));
+            var client = await new Bootstrap()
+                .Group(group)
+                .Channel<TcpSocketChannel>()
+                .Handler(new ActionChannelInitializer<IChannel>(channel =>
+                    AsTheGuideSays(channel.Pipeline, tls ? new TlsHandler(stream => new SslStream(stream, true, (_, _, _, _) => true), new ClientTlsSettings("localhost")) : null, new Collector())))
+                .ConnectAsync(server.LocalAddress);
+
+            // Bursts of writes from the channel's own event loop, each flushed once: what the handler combines.
+            for (var first = 0; first < Messages; first += 500)
+            {
+                var start = first;
+                await Run(client.EventLoop, () =>
+                {
+                    for (var i = start; i < start + 500; i++)
+                    {
+                        client.WriteAsync(Unpooled.WrappedBuffer([(byte)i, (byte)(i >> 8), (byte)(i >> 16)]));
+                    }
+
+                    client.Flush();
+                });
+            }
+
+            await received.All.Task.WaitAsync(Timeout);
+            Assert.Equal(Enumerable.Range(0, Messages), received.Values);
+            await client.CloseAsync();
+            await server.CloseAsync();
+        }
+        finally
+        {
+            await group.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2));
+        }
+    }
+
+    [Fact]
+    public void Added_after_a_length_field_encoder_it_refuses_its_place_loudly_and_the_channel_goes_on_unbatched()
+    {
+        var channel = new EmbeddedChannel(new LengthFieldPrepender(2), new BatchingWriterHandler(BatchingSettings.Default));
+
+        var refused = Assert.ThrowsAny<Exception>(() => channel.CheckException());
+        Assert.Contains("nearer the application", refused.ToString());
+        Assert.Null(channel.Pipeline.Get<BatchingWriterHandler>());
+
+        // What the user writes is framed one message at a time, as without the handler.
+        channel.WriteAndFlushAsync(Unpooled.WrappedBuffer([1, 2, 3]));
+        var header = channel.ReadOutbound<IByteBuffer>();
+        var body = channel.ReadOutbound<IByteBuffer>();
+        Assert.Equal(3, header.GetShort(0));
+        Assert.Equal(3, body.ReadableBytes);
+        header.Release();
+        body.Release();
+        channel.FinishAndReleaseAll();
+    }
+
+    [Fact]
+    public void Added_after_an_encoder_with_combining_off_it_batches_flushes_only_and_stays()
+    {
+        var channel = new EmbeddedChannel(new LengthFieldPrepender(2), new BatchingWriterHandler(BatchingSettings.Default, combineBufferSize: 0));
+
+        channel.CheckException();
+        Assert.NotNull(channel.Pipeline.Get<BatchingWriterHandler>());
+        channel.FinishAndReleaseAll();
+    }
+
+    // The order of docs/dotnetty.md: TLS first, then the handler, then the codecs, then the application.
+    private static void AsTheGuideSays(IChannelPipeline pipeline, TlsHandler? tls, Collector app)
+    {
+        if (tls is not null)
+        {
+            pipeline.AddLast("tls", tls);
+        }
+
+        pipeline.AddLast("batching", new BatchingWriterHandler(BatchingSettings.Default));
+        pipeline.AddLast("frame-decoder", new LengthFieldBasedFrameDecoder(ushort.MaxValue, 0, 2, 0, 2));
+        pipeline.AddLast("frame-encoder", new LengthFieldPrepender(2));
+        pipeline.AddLast("app", app);
+    }
+
+    private static Task Run(IEventLoop loop, Action action)
+    {
+        var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        loop.Execute(() =>
+        {
+            action();
+            done.SetResult();
+        });
+        return done.Task;
+    }
+
+    // Reads each frame as a message number; a frame of any other length than one message's is kept as -1.
+    private sealed class Collector : ChannelHandlerAdapter
+    {
+        public List<int> Values { get; } = [];
+
+        public TaskCompletionSource All { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public override void ChannelRead(IChannelHandlerContext context, object message)
+        {
+            var frame = (IByteBuffer)message;
+            Values.Add(frame.ReadableBytes == 3 ? frame.GetByte(0) | frame.GetByte(1) << 8 | frame.GetByte(2) << 16 : -1);
+            frame.Release();
+            if (Values.Count == Messages || Values[^1] == -1)
+            {
+                All.TrySetResult();
+            }
+        }
+    }
+}
