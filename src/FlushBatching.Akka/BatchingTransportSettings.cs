@@ -31,18 +31,8 @@ internal sealed record BatchingTransportSettings
     /// <summary>The package's <c>reference.conf</c>: every key of a transport section, with its default.</summary>
     internal static Config Reference { get; } = LoadReference();
 
-    /// <summary>The host to bind to; <c>0.0.0.0</c> when the key is empty.</summary>
-    public required string Hostname { get; init; }
-
-    /// <summary>The host other nodes reach this one by: <see cref="Hostname"/> when the key is empty.</summary>
-    public required string PublicHostname { get; init; }
-
-    public required int Port { get; init; }
-
-    /// <summary>The port other nodes reach this one by, or <c>null</c> for the bound port.</summary>
-    public required int? PublicPort { get; init; }
-
-    public required bool DnsUseIpv6 { get; init; }
+    /// <summary>The hosts and ports this transport binds and publishes, and how it names and finds Akka addresses.</summary>
+    public required AkkaAddressing Addressing { get; init; }
 
     /// <summary>The core engine's settings: socket options, framing, batching, back-pressure and TLS.</summary>
     public required ConnectionSettings Connection { get; init; }
@@ -109,11 +99,14 @@ internal sealed record BatchingTransportSettings
 
         return new BatchingTransportSettings
         {
-            Hostname = hostname,
-            PublicHostname = string.IsNullOrWhiteSpace(publicHostname) ? hostname : publicHostname,
-            Port = Whole(read, PortKey, 0, 65535),
-            PublicPort = publicPort == 0 ? null : publicPort,
-            DnsUseIpv6 = read.Boolean(DnsUseIpv6Key),
+            Addressing = new AkkaAddressing
+            {
+                Hostname = hostname,
+                PublicHostname = string.IsNullOrWhiteSpace(publicHostname) ? hostname : publicHostname,
+                Port = Whole(read, PortKey, 0, 65535),
+                PublicPort = publicPort == 0 ? null : publicPort,
+                DnsUseIpv6 = read.Boolean(DnsUseIpv6Key),
+            },
             Connection = connection,
             ServerWorkerPoolSize = WorkerPoolSize(read, ServerWorkerPoolKey),
             ClientWorkerPoolSize = WorkerPoolSize(read, ClientWorkerPoolKey),
@@ -128,63 +121,7 @@ internal sealed record BatchingTransportSettings
     /// against the address's host, as stock does, whatever endpoint the host resolves to.
     /// </summary>
     public ConnectionSettings ConnectionTo(Address remote) =>
-        Connection.Tls is { } tls ? Connection.WithTls(tls.WithTargetHost(TargetHost(remote))) : Connection;
-
-    /// <summary>The host name a TLS client expects in the certificate of <paramref name="remote"/>: its host, without IPv6 brackets.</summary>
-    public static string TargetHost(Address remote) => (remote.Host ?? "").Trim('[', ']');
-
-    /// <summary>The bound address as Akka names it: the public host and port where given.</summary>
-    public Address ListenAddress(string scheme, string systemName, IPEndPoint bound) =>
-        new(scheme, systemName, AddressHost(PublicHostname), PublicPort ?? bound.Port);
-
-    /// <summary>A connection's local address as Akka's handles name it: the bind host with the socket's port.</summary>
-    public Address LocalAddress(string scheme, string systemName, IPEndPoint local) =>
-        new(scheme, systemName, AddressHost(Hostname), local.Port);
-
-    /// <summary>The Akka address of an inbound connection's peer, as stock names it: this system's name, the peer's socket.</summary>
-    public static Address PeerAddress(string scheme, string systemName, IPEndPoint peer) =>
-        new(scheme, systemName, AddressHost(peer.Address), peer.Port);
-
-    /// <summary>An IPv6 address in brackets, as Akka writes it in an address; a name as it is.</summary>
-    public static string AddressHost(string host) =>
-        IPAddress.TryParse(host, out var ip) ? AddressHost(ip) : host;
-
-    /// <inheritdoc cref="AddressHost(string)"/>
-    public static string AddressHost(IPAddress ip) =>
-        ip.AddressFamily == AddressFamily.InterNetworkV6 ? $"[{ip}]" : ip.ToString();
-
-    /// <summary>Resolves a host name (or parses an address) to an endpoint, IPv4 unless <c>dns-use-ipv6</c>.</summary>
-    /// <exception cref="SocketException">The name does not resolve to an address of that family.</exception>
-    public async Task<IPEndPoint> ResolveAsync(string host, int port)
-    {
-        if (IPAddress.TryParse(host.Trim('[', ']'), out var ip))
-        {
-            return new IPEndPoint(ip, port);
-        }
-
-        var family = DnsUseIpv6 ? AddressFamily.InterNetworkV6 : AddressFamily.InterNetwork;
-        var addresses = await Dns.GetHostAddressesAsync(host, family).ConfigureAwait(false);
-        return addresses.Length > 0 ? new IPEndPoint(addresses[^1], port) : throw new SocketException((int)SocketError.HostNotFound);
-    }
-
-    /// <summary>
-    /// The endpoint to connect to for an Akka address. A peer that bound every address names itself 0.0.0.0 or [::]:
-    /// like stock, reach it on this machine's loopback.
-    /// </summary>
-    /// <exception cref="InvalidAssociationException">The address has no host or port.</exception>
-    /// <exception cref="SocketException">The host name does not resolve.</exception>
-    public async Task<IPEndPoint> ConnectableEndPointAsync(Address remote)
-    {
-        if (remote.Port is not { } port || string.IsNullOrEmpty(remote.Host))
-        {
-            throw new InvalidAssociationException($"Cannot associate with {remote}: it has no host and port.");
-        }
-
-        var endpoint = await ResolveAsync(remote.Host, port).ConfigureAwait(false);
-        return endpoint.Address.Equals(IPAddress.Any) ? new IPEndPoint(IPAddress.Loopback, port)
-            : endpoint.Address.Equals(IPAddress.IPv6Any) ? new IPEndPoint(IPAddress.IPv6Loopback, port)
-            : endpoint;
-    }
+        Connection.Tls is { } tls ? Connection.WithTls(tls.WithTargetHost(AkkaAddressing.TargetHost(remote))) : Connection;
 
     /// <summary>The settings as one HOCON-like line, for the start-up log.</summary>
     public override string ToString() =>
@@ -208,7 +145,6 @@ internal sealed record BatchingTransportSettings
         _ => throw new InvalidSettingException(FramingSettings.ByteOrderKey, text, "little-endian or big-endian"),
     };
 
-    // Akka.Remote's own section writes 0b for both marks, meaning "the transport's default".
     // 0b (Akka's own default for both keys) means the package's default; a low mark left at 0b under a high mark that
     // was set means half of it, so that setting only the high mark never fails on a low mark the user did not write.
     private static (long High, long Low) WaterMarks(SectionReader read)

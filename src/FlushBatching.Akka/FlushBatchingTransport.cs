@@ -52,7 +52,7 @@ public abstract class FlushBatchingTransport : Transport
 
         // A Meter of its own, every measurement tagged with the address this transport is configured with: one
         // value per ActorSystem, so two systems in one process are told apart. Disposed at shutdown.
-        var address = "akka." + new Address(SchemeIdentifier, system.Name, BatchingTransportSettings.AddressHost(Settings.PublicHostname), Settings.PublicPort ?? Settings.Port);
+        var address = "akka." + Settings.Addressing.Configured(SchemeIdentifier, system.Name);
         Settings = Settings.WithMetrics(new FlushBatchingMetrics(new KeyValuePair<string, object?>(AddressTag, address)));
         _stack = stack(Settings);
         _setupLog = new InboundSetupLog(Log, Settings.Connection.TimeProvider);
@@ -96,18 +96,18 @@ public abstract class FlushBatchingTransport : Transport
         System.Net.IPEndPoint bound;
         try
         {
-            var endpoint = await Settings.ResolveAsync(Settings.Hostname, Settings.Port).ConfigureAwait(false);
+            var endpoint = await Settings.Addressing.BindEndPointAsync().ConfigureAwait(false);
             bound = await _stack.ListenAsync(endpoint, OnInbound, OnRejected).ConfigureAwait(false);
         }
         catch (Exception e) when (e is SocketException or AggregateException)
         {
-            var reason = $"Failed to bind to [{Settings.Hostname}:{Settings.Port}]: {e.GetBaseException().Message}";
+            var reason = $"Failed to bind to [{Settings.Addressing.Hostname}:{Settings.Addressing.Port}]: {e.GetBaseException().Message}";
             Log.Error(e, "FlushBatching transport cannot start: {0}", reason);
             throw new RemoteTransportException(reason, e);
         }
 
         _listening = true;
-        var address = Settings.ListenAddress(SchemeIdentifier, System.Name, bound);
+        var address = Settings.Addressing.ListenAddress(SchemeIdentifier, System.Name, bound);
         Log.Info("FlushBatching transport listening on akka.{0} ({1}, {2}); {3}", address, bound, _stack.Name, Settings);
         return (address, _associationListener);
     }
@@ -125,7 +125,7 @@ public abstract class FlushBatchingTransport : Transport
         ITransportConnection connection;
         try
         {
-            var endpoint = await Settings.ConnectableEndPointAsync(remoteAddress).ConfigureAwait(false);
+            var endpoint = await Settings.Addressing.ConnectableEndPointAsync(remoteAddress).ConfigureAwait(false);
             connection = await _stack.ConnectAsync(endpoint, Settings.ConnectionTo(remoteAddress)).ConfigureAwait(false);
         }
         catch (Exception e) when (e is not InvalidAssociationException)
@@ -161,7 +161,7 @@ public abstract class FlushBatchingTransport : Transport
     private void OnInbound(ITransportConnection connection)
     {
         // Tracked at once, so that shutdown closes it even if it is never announced.
-        var remote = BatchingTransportSettings.PeerAddress(SchemeIdentifier, System.Name, connection.RemoteEndPoint);
+        var remote = AkkaAddressing.PeerAddress(SchemeIdentifier, System.Name, connection.RemoteEndPoint);
         if (Track(connection, remote) is { } handle)
         {
             // A peer that connects and never speaks holds a connection for nothing: it gets connection-timeout.
@@ -187,7 +187,7 @@ public abstract class FlushBatchingTransport : Transport
             return null;
         }
 
-        var local = Settings.LocalAddress(SchemeIdentifier, System.Name, connection.LocalEndPoint);
+        var local = Settings.Addressing.LocalAddress(SchemeIdentifier, System.Name, connection.LocalEndPoint);
         return new BatchingAssociationHandle(local, remote, connection, Log);
     }
 

@@ -58,11 +58,11 @@ public sealed class BatchingTransportSettingsTests
     {
         var settings = BatchingTransportSettings.Create(Config.Empty);
 
-        Assert.Equal("0.0.0.0", settings.Hostname);
-        Assert.Equal("0.0.0.0", settings.PublicHostname);
-        Assert.Equal(2552, settings.Port);
-        Assert.Null(settings.PublicPort);
-        Assert.False(settings.DnsUseIpv6);
+        Assert.Equal("0.0.0.0", settings.Addressing.Hostname);
+        Assert.Equal("0.0.0.0", settings.Addressing.PublicHostname);
+        Assert.Equal(2552, settings.Addressing.Port);
+        Assert.Null(settings.Addressing.PublicPort);
+        Assert.False(settings.Addressing.DnsUseIpv6);
         Assert.False(settings.EnableSsl);
     }
 
@@ -87,10 +87,10 @@ public sealed class BatchingTransportSettingsTests
             batching { enabled = false, max-pending-writes = 64, max-pending-bytes = 32k, flush-interval = 5ms }
             """));
 
-        Assert.Equal("127.0.0.1", settings.Hostname);
-        Assert.Equal("node1.example", settings.PublicHostname);
-        Assert.Equal(4053, settings.Port);
-        Assert.Equal(14053, settings.PublicPort);
+        Assert.Equal("127.0.0.1", settings.Addressing.Hostname);
+        Assert.Equal("node1.example", settings.Addressing.PublicHostname);
+        Assert.Equal(4053, settings.Addressing.Port);
+        Assert.Equal(14053, settings.Addressing.PublicPort);
         var connection = settings.Connection;
         Assert.Equal(256000, connection.Framing.MaximumFrameSize);
         Assert.Equal(ByteOrder.BigEndian, connection.Framing.ByteOrder);

@@ -112,10 +112,22 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
     public async Task StopAsync()
     {
         _stopping = true;
-        await Task.WhenAll(_channels.Items.Select(channel => channel.CloseAsync())).ConfigureAwait(false);
+        await Task.WhenAll(_channels.Items.Select(CloseQuietlyAsync)).ConfigureAwait(false);
         await Task.WhenAll(
             _serverGroup.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2)),
             _clientGroup.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2))).ConfigureAwait(false);
+    }
+
+    private static async Task CloseQuietlyAsync(IChannel channel)
+    {
+        try
+        {
+            await channel.CloseAsync().ConfigureAwait(false);
+        }
+        catch (Exception)
+        {
+            // A close that fails leaves the channel to the event loop's shutdown, which follows: shutdown goes on.
+        }
     }
 
     // Holds a new channel until it closes, so that StopAsync closes it; once stopping, closes it at once instead.
