@@ -1,6 +1,7 @@
 using System.Buffers.Binary;
 using System.Net;
 using System.Net.Sockets;
+using FlushBatching.Akka.Tests.Support;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
@@ -25,8 +26,8 @@ public abstract partial class ConnectionStackSuite
             .WithTls(TlsSettings.FromPfxFile(certificate.PfxPath, SelfSignedCertificate.Password).WithSuppressValidation(true));
         var endpoint = await Listen(settings);
 
-        using var silent = await RawConnect(endpoint);
-        await ClosedByPeerWithin(silent, Bound + Margin, "the stack to close a peer that never sent its ClientHello");
+        using var silent = await RawPeer.ConnectAsync(endpoint);
+        await RawPeer.ClosedByTheOtherEndWithin(silent, Bound + Margin, "the stack to close a peer that never sent its ClientHello");
 
         var rejected = await _rejected.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
         Assert.IsType<TimeoutException>(rejected);
@@ -46,7 +47,7 @@ public abstract partial class ConnectionStackSuite
     public async Task A_peer_that_closes_inside_a_frame_ends_the_connection_with_an_InvalidFrameException(int bytesSent)
     {
         var endpoint = await Listen(ConnectionSettings.Default);
-        using var raw = await RawConnect(endpoint);
+        using var raw = await RawPeer.ConnectAsync(endpoint);
         var server = await _inbound.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
         var received = new Receiver();
         server.StartReading(received);
@@ -76,7 +77,7 @@ public abstract partial class ConnectionStackSuite
         Assert.Contains(ConnectionSettings.ConnectTimeoutKey, failure.Message);
 
         // No connection is left behind: the client closed its socket when the bound fired.
-        await ClosedByPeerWithin(accepted, Margin, "the client to close the channel of the connect it gave up");
+        await RawPeer.ClosedByTheOtherEndWithin(accepted, Margin, "the client to close the channel of the connect it gave up");
     }
 
     [Fact]
@@ -85,7 +86,7 @@ public abstract partial class ConnectionStackSuite
         // A listener whose accept queue is full drops further SYNs: to the connector, an address that never answers.
         using var listener = RawListener(backlog: 0);
         var endpoint = (IPEndPoint)listener.LocalEndPoint!;
-        using var queued = await RawConnect(endpoint);
+        using var queued = await RawPeer.ConnectAsync(endpoint);
         var settings = ConnectionSettings.Default.WithConnectTimeout(Bound);
 
         var failure = await FailsWithin(Stack(settings).ConnectAsync(endpoint, settings), Bound + Margin, "the connect to give up on a peer that never answers");
@@ -100,35 +101,6 @@ public abstract partial class ConnectionStackSuite
         listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         listener.Listen(backlog);
         return listener;
-    }
-
-    private static async Task<Socket> RawConnect(IPEndPoint endpoint)
-    {
-        var raw = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        await raw.ConnectAsync(endpoint).WaitAsync(Timeout);
-        return raw;
-    }
-
-    // Reads (and drops) what the other end sends until it closes or resets the connection.
-    private static async Task ClosedByPeerWithin(Socket raw, TimeSpan within, string what)
-    {
-        async Task ReadToEnd()
-        {
-            var buffer = new byte[4096];
-            try
-            {
-                while (await raw.ReceiveAsync(buffer) > 0)
-                {
-                }
-            }
-            catch (SocketException)
-            {
-                // A reset ends it too.
-            }
-        }
-
-        var reading = ReadToEnd();
-        Assert.True(await Task.WhenAny(reading, Task.Delay(within)) == reading, $"waited {within.TotalSeconds} s for {what}");
     }
 
     private static async Task<Exception> FailsWithin(Task task, TimeSpan within, string what)

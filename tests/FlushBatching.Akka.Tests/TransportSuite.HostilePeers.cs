@@ -29,11 +29,9 @@ public abstract partial class TransportSuite
     public async Task A_peer_that_stops_before_its_first_frame_is_closed_within_connection_timeout_with_one_line_and_the_node_keeps_serving(string what, bool tls)
     {
         using var certificate = new SelfSignedCertificate();
-        var section = $"connection-timeout = {BoundSeconds}s\n" + (tls ? Tls(certificate.PfxPath, "suppress-validation = on") : "");
-        await using var server = Node.Start("server", TransportClass, section);
-        await using var client = Node.Start("client", TransportClass, section);
-        server.System.ActorOf(Props.Create<Echo>(), "echo");
-        var echo = await server.Resolve(client, "echo");
+        var (server, client, echo) = await ServingPair(certificate, tls);
+        await using var _ = server;
+        await using var __ = client;
 
         using var raw = await RawConnect(server);
         if (what.Contains("half"))
@@ -55,11 +53,9 @@ public abstract partial class TransportSuite
     public async Task A_flood_of_connections_that_connect_and_vanish_leaves_no_socket_behind_and_makes_a_count_not_a_line_each(bool tls)
     {
         using var certificate = new SelfSignedCertificate();
-        var section = $"connection-timeout = {BoundSeconds}s\n" + (tls ? Tls(certificate.PfxPath, "suppress-validation = on") : "");
-        await using var server = Node.Start("server", TransportClass, section);
-        await using var client = Node.Start("client", TransportClass, section);
-        server.System.ActorOf(Props.Create<Echo>(), "echo");
-        var echo = await server.Resolve(client, "echo");
+        var (server, client, echo) = await ServingPair(certificate, tls);
+        await using var _ = server;
+        await using var __ = client;
         var socketsBefore = OpenSockets();
         var threadsBefore = Threads();
         var linesBefore = server.Logs.Count(e => e.LogSource.Contains("Batching"));
@@ -111,32 +107,27 @@ public abstract partial class TransportSuite
         Assert.True(stopping.Elapsed < TimeSpan.FromSeconds(30), $"shutdown took {stopping.Elapsed}");
     }
 
-    private static async Task<Socket> RawConnect(Node node)
-    {
-        var raw = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        await raw.ConnectAsync(IPAddress.Loopback, node.Address.Port!.Value).WaitAsync(AskTimeout);
-        return raw;
-    }
+    private static Task<Socket> RawConnect(Node node) => RawPeer.ConnectAsync(new IPEndPoint(IPAddress.Loopback, node.Address.Port!.Value));
 
-    // Reads (and drops) what the node sends until it closes or resets the connection.
-    private static async Task ClosedByNodeWithin(Socket raw, TimeSpan within, string what)
+    private static Task ClosedByNodeWithin(Socket raw, TimeSpan within, string what) =>
+        RawPeer.ClosedByTheOtherEndWithin(raw, within, $"the node to close {what}");
+
+    // A server with an echo actor and a client that has resolved it: a node known to serve before the bad peer comes.
+    private async Task<(Node Server, Node Client, IActorRef Echo)> ServingPair(SelfSignedCertificate certificate, bool tls)
     {
-        async Task ReadToEnd()
+        var section = $"connection-timeout = {BoundSeconds}s\n" + (tls ? Tls(certificate.PfxPath, "suppress-validation = on") : "");
+        var server = Node.Start("server", TransportClass, section);
+        var client = Node.Start("client", TransportClass, section);
+        try
         {
-            var buffer = new byte[4096];
-            try
-            {
-                while (await raw.ReceiveAsync(buffer) > 0)
-                {
-                }
-            }
-            catch (SocketException)
-            {
-                // A reset ends it too.
-            }
+            server.System.ActorOf(Props.Create<Echo>(), "echo");
+            return (server, client, await server.Resolve(client, "echo"));
         }
-
-        var reading = ReadToEnd();
-        Assert.True(await Task.WhenAny(reading, Task.Delay(within)) == reading, $"waited {within.TotalSeconds} s for the node to close {what}");
+        catch
+        {
+            await server.DisposeAsync();
+            await client.DisposeAsync();
+            throw;
+        }
     }
 }

@@ -1,0 +1,38 @@
+using System.Net;
+using System.Net.Sockets;
+
+namespace FlushBatching.Akka.Tests.Support;
+
+/// <summary>A peer on a raw socket, for tests that misbehave on purpose where a transport would not.</summary>
+public static class RawPeer
+{
+    /// <summary>Connects to <paramref name="endpoint"/> and sends nothing.</summary>
+    public static async Task<Socket> ConnectAsync(IPEndPoint endpoint)
+    {
+        var raw = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await raw.ConnectAsync(endpoint).WaitAsync(TimeSpan.FromSeconds(20));
+        return raw;
+    }
+
+    /// <summary>Reads (and drops) what the other end sends until it closes or resets the connection, or fails.</summary>
+    public static async Task ClosedByTheOtherEndWithin(Socket raw, TimeSpan within, string what)
+    {
+        async Task ReadToEnd()
+        {
+            var buffer = new byte[4096];
+            try
+            {
+                while (await raw.ReceiveAsync(buffer) > 0)
+                {
+                }
+            }
+            catch (SocketException)
+            {
+                // A reset ends it too.
+            }
+        }
+
+        var reading = ReadToEnd();
+        Assert.True(await Task.WhenAny(reading, Task.Delay(within)) == reading, $"waited {within.TotalSeconds} s for {what}");
+    }
+}
