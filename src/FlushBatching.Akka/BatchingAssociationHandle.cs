@@ -64,7 +64,19 @@ internal sealed class BatchingAssociationHandle : AssociationHandle, IPayloadRec
 
 #pragma warning disable CS0672, CS0618 // Akka.Remote's SPI: the overload with a reason calls this one.
     /// <summary>Sends what is pending, then closes. Safe to call any number of times.</summary>
-    public override void Disassociate() => _ = _connection.CloseAsync();
+    public override void Disassociate()
+    {
+        // Akka.Remote closes an inbound handle that has sent no frame on its own handshake timeout (connection-timeout
+        // under akka.remote.dot-netty.tcp), which can fire before this handle's bound: the same drop, the same line.
+        if (Interlocked.Exchange(ref _silence, null) is { } timer)
+        {
+            timer.Dispose();
+            _silenced = true;
+            _setupLog!.Dropped(new TimeoutException($"{_connection} sent no frame before Akka.Remote closed it (its handshake timeout, or shutdown)"));
+        }
+
+        _ = _connection.CloseAsync();
+    }
 #pragma warning restore CS0672, CS0618
 
     void IPayloadReceiver.OnPayload(ByteString payload)
