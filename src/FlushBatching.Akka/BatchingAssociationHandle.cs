@@ -68,11 +68,9 @@ internal sealed class BatchingAssociationHandle : AssociationHandle, IPayloadRec
     {
         // Akka.Remote closes an inbound handle that has sent no frame on its own handshake timeout (connection-timeout
         // under akka.remote.dot-netty.tcp), which can fire before this handle's bound: the same drop, the same line.
-        if (Interlocked.Exchange(ref _silence, null) is { } timer)
+        if (StopWaitingForFirstFrame())
         {
-            timer.Dispose();
-            _silenced = true;
-            _setupLog!.Dropped(new TimeoutException($"{_connection} sent no frame before Akka.Remote closed it (its handshake timeout, or shutdown)"));
+            DropUnheard(new TimeoutException($"{_connection} sent no frame before Akka.Remote closed it (its handshake timeout, or shutdown)"));
         }
 
         _ = _connection.CloseAsync();
@@ -83,7 +81,7 @@ internal sealed class BatchingAssociationHandle : AssociationHandle, IPayloadRec
     {
         if (_silence is not null)
         {
-            Interlocked.Exchange(ref _silence, null)?.Dispose();
+            StopWaitingForFirstFrame();
         }
 
         _listener!.Notify(new InboundPayload(payload));
@@ -91,14 +89,13 @@ internal sealed class BatchingAssociationHandle : AssociationHandle, IPayloadRec
 
     void IPayloadReceiver.OnClosed(Exception? reason)
     {
-        var unheard = Interlocked.Exchange(ref _silence, null);
-        unheard?.Dispose();
+        var unheard = StopWaitingForFirstFrame();
         DisassociateInfo info;
         if (_silenced)
         {
             info = DisassociateInfo.Unknown;
         }
-        else if (unheard is not null && reason is not null)
+        else if (unheard && reason is not null)
         {
             _setupLog!.Dropped(new IOException($"{_connection} ended before its first frame: {reason.Message}", reason));
             info = DisassociateInfo.Unknown;
@@ -113,15 +110,33 @@ internal sealed class BatchingAssociationHandle : AssociationHandle, IPayloadRec
 
     private void OnSilent()
     {
-        if (Interlocked.Exchange(ref _silence, null) is not { } timer)
+        if (!StopWaitingForFirstFrame())
         {
             return;
         }
 
-        timer.Dispose();
-        _silenced = true;
-        _setupLog!.Dropped(new TimeoutException(
+        DropUnheard(new TimeoutException(
             $"{_connection} sent no frame within {SettingText.FormatDuration(_silenceBound)} ({ConnectionSettings.ConnectTimeoutKey}), and was closed"));
         _connection.Abort();
+    }
+
+    // Ends the wait for the first frame, once, whichever of a frame, the bound, Akka's close or the end comes first:
+    // true for the one caller that found the peer still unheard.
+    private bool StopWaitingForFirstFrame()
+    {
+        if (Interlocked.Exchange(ref _silence, null) is not { } timer)
+        {
+            return false;
+        }
+
+        timer.Dispose();
+        return true;
+    }
+
+    // This node dropped an unheard peer itself: one line for it, and none more when the connection then ends.
+    private void DropUnheard(Exception reason)
+    {
+        _silenced = true;
+        _setupLog!.Dropped(reason);
     }
 }

@@ -145,20 +145,14 @@ internal sealed record BatchingTransportSettings
         _ => throw new InvalidSettingException(FramingSettings.ByteOrderKey, text, "little-endian or big-endian"),
     };
 
-    // 0b (Akka's own default for both keys) means the package's default; a low mark left at 0b under a high mark that
-    // was set means half of it, so that setting only the high mark never fails on a low mark the user did not write.
+    // 0b (Akka's own default for both keys) means the package's default for the high mark, and half the high mark for
+    // the low one (the package's defaults are 1m and half of it), so that setting only the high mark never fails on a
+    // low mark the user did not write.
     private static (long High, long Low) WaterMarks(SectionReader read)
     {
-        var high = read.Size(ConnectionSettings.HighWaterMarkKey);
+        var high = read.Size(ConnectionSettings.HighWaterMarkKey) is var set and not 0 ? set : new SectionReader(Reference).Size(ConnectionSettings.HighWaterMarkKey);
         var low = read.Size(ConnectionSettings.LowWaterMarkKey);
-        var reference = new SectionReader(Reference);
-        return (high, low) switch
-        {
-            (0, 0) => (reference.Size(ConnectionSettings.HighWaterMarkKey), reference.Size(ConnectionSettings.LowWaterMarkKey)),
-            (0, _) => (reference.Size(ConnectionSettings.HighWaterMarkKey), low),
-            (_, 0) => (high, high / 2),
-            _ => (high, low),
-        };
+        return (high, low == 0 ? high / 2 : low);
     }
 
     // As stock sizes its event loop groups: the processor count times pool-size-factor, rounded up, kept between

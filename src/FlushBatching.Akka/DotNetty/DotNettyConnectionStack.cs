@@ -88,7 +88,7 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
         {
             connection?.Abort();
             _ = connecting.ContinueWith(static late => late.Result.Abort(), CancellationToken.None, TaskContinuationOptions.OnlyOnRanToCompletion, TaskScheduler.Default);
-            throw new TimeoutException($"Connecting to {endpoint} timed out after {SettingText.FormatDuration(settings.ConnectTimeout)} ({ConnectionSettings.ConnectTimeoutKey}).", e);
+            throw SetupTimeouts.Connecting(endpoint, settings.ConnectTimeout, e);
         }
         catch
         {
@@ -156,7 +156,7 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
         {
             connection.Abort();
             onRejected(e is TimeoutException
-                ? new TimeoutException($"The connection {connection} did not finish its TLS handshake within {SettingText.FormatDuration(bound)} ({ConnectionSettings.ConnectTimeoutKey}), and was closed.", e)
+                ? SetupTimeouts.Handshake(connection.ToString(), bound, e)
                 : new IOException($"The connection {connection} was dropped while setting up: {e.Message}", e));
         }
     }

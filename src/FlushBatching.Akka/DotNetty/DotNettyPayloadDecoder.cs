@@ -76,7 +76,7 @@ internal sealed class DotNettyPayloadDecoder : ChannelHandlerAdapter
         if (left > 0 && !_refused)
         {
             _refused = true;
-            context.FireExceptionCaught(new InvalidFrameException($"The peer closed the connection inside a frame: {left} bytes of an unfinished frame were left."));
+            context.FireExceptionCaught(InvalidFrameException.EndedInsideFrame(left));
         }
 
         context.FireChannelInactive();

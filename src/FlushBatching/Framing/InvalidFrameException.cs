@@ -12,4 +12,8 @@ public sealed class InvalidFrameException : IOException
         : base(message)
     {
     }
+
+    /// <summary>The peer closed the connection with <paramref name="bytesLeft"/> bytes of a frame still to come: worded once for both stacks.</summary>
+    internal static InvalidFrameException EndedInsideFrame(long bytesLeft) =>
+        new($"The peer closed the connection inside a frame: {bytesLeft} bytes of an unfinished frame were left.");
 }

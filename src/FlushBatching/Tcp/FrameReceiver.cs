@@ -106,7 +106,7 @@ internal sealed class FrameReceiver
                     {
                         if (!buffer.IsEmpty)
                         {
-                            throw new InvalidFrameException($"The peer closed the connection inside a frame: {buffer.Length} bytes of an unfinished frame were left.");
+                            throw InvalidFrameException.EndedInsideFrame(buffer.Length);
                         }
 
                         break;

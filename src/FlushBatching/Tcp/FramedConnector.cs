@@ -49,7 +49,7 @@ public static class FramedConnector
         catch (OperationCanceledException e) when (!cancellationToken.IsCancellationRequested)
         {
             socket.Dispose();
-            throw new TimeoutException($"Connecting to {remote} timed out after {SettingText.FormatDuration(settings.ConnectTimeout)} ({ConnectionSettings.ConnectTimeoutKey}).", e);
+            throw SetupTimeouts.Connecting(remote, settings.ConnectTimeout, e);
         }
         catch (SocketException e)
         {

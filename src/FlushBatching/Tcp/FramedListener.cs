@@ -114,8 +114,7 @@ public sealed class FramedListener : IAsyncDisposable
         catch (OperationCanceledException e) when (connection is null && !_stopping.IsCancellationRequested)
         {
             socket.Dispose();
-            _onRejected?.Invoke(new TimeoutException(
-                $"The connection from {remote} to {LocalEndPoint} did not finish its TLS handshake within {SettingText.FormatDuration(_settings.ConnectTimeout)} ({ConnectionSettings.ConnectTimeoutKey}), and was closed.", e));
+            _onRejected?.Invoke(SetupTimeouts.Handshake($"from {remote} to {LocalEndPoint}", _settings.ConnectTimeout, e));
         }
         catch (Exception e)
         {

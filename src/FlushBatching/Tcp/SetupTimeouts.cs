@@ -1,0 +1,21 @@
+using System.Net;
+
+namespace FlushBatching.Tcp;
+
+/// <summary>
+/// The errors of a connection that did not set up within <see cref="ConnectionSettings.ConnectTimeout"/>, worded once
+/// for both I/O stacks (the core's sockets and FlushBatching.Akka's DotNetty), each naming the key.
+/// </summary>
+internal static class SetupTimeouts
+{
+    /// <summary>An outbound connection that did not connect, TLS handshake included, within the bound.</summary>
+    public static TimeoutException Connecting(EndPoint remote, TimeSpan bound, Exception inner) =>
+        new($"Connecting to {remote} timed out after {SettingText.FormatDuration(bound)} ({ConnectionSettings.ConnectTimeoutKey}).", inner);
+
+    /// <summary>An accepted connection whose peer did not finish its TLS handshake within the bound.</summary>
+    /// <param name="connection">The connection as text naming both ends.</param>
+    /// <param name="bound">The connect timeout that passed.</param>
+    /// <param name="inner">The cancellation or timeout that ended the wait.</param>
+    public static TimeoutException Handshake(string connection, TimeSpan bound, Exception inner) =>
+        new($"The connection {connection} did not finish its TLS handshake within {SettingText.FormatDuration(bound)} ({ConnectionSettings.ConnectTimeoutKey}), and was closed.", inner);
+}
