@@ -90,7 +90,7 @@ smoke_two_processes() {
   server=$!
   trap 'kill "$server" 2>/dev/null || true' RETURN
   address=$(benchmarks/server-address.sh "$log")
-  bounded dotnet "$dll" --role client --server "$address" --transport flushbatching,stock --clients 2 --messages 2000
+  bounded dotnet "$dll" --role client --server "$address" --transport flushbatching,stock,ceiling --clients 2 --messages 2000
   kill -TERM "$server"
   for _ in $(seq 1 30); do
     kill -0 "$server" 2>/dev/null || break

@@ -16,6 +16,9 @@ internal static class PingPongRun
 
     private static readonly TimeSpan RowTimeout = TimeSpan.FromMinutes(10);
 
+    // The ceiling's echo systems, beside the clients whatever the role: its two ends must share this process.
+    private static readonly InProcessEchoHost InProcess = new();
+
     /// <summary>The client side's bind address; the server role must be able to reach it when it runs elsewhere.</summary>
     public static string ClientHostname { get; set; } = "127.0.0.1";
 
@@ -40,6 +43,7 @@ internal static class PingPongRun
     public static async Task<RowResult> ThroughputAsync(
         EchoHost echoes, TransportUnderTest transport, int clients, int messages, int payload, FrameCounter counter)
     {
+        echoes = transport.InProcessOnly ? InProcess : echoes;
         var echoAddress = await echoes.StartAsync(transport);
         var clientSystem = StartClients(transport);
         try
@@ -102,6 +106,7 @@ internal static class PingPongRun
     /// <exception cref="TimeoutException">A message did not come back.</exception>
     public static async Task<LatencyResult> LatencyAsync(EchoHost echoes, TransportUnderTest transport, int run, int roundTrips, int payload)
     {
+        echoes = transport.InProcessOnly ? InProcess : echoes;
         var echoAddress = await echoes.StartAsync(transport);
         var clientSystem = StartClients(transport);
         try

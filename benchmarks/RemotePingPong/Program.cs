@@ -38,9 +38,9 @@ roleOption.AcceptOnlyFromAmong("local", "server", "client");
 var serverOption = new Option<string?>("--server") { Description = "With --role client: the address the server printed, such as akka.tcp://pingpong-server@10.0.0.5:4055." };
 var serverTransportOption = new Option<string?>("--server-transport")
 {
-    Description = $"With --role client: the transport of the server's echo systems for every row ({string.Join(", ", TransportUnderTest.Names)}); by default the same as the clients' row by row.",
+    Description = $"With --role client: the transport of the server's echo systems for every row ({string.Join(", ", TransportUnderTest.ServerNames)}); by default the same as the clients' row by row.",
 };
-serverTransportOption.AcceptOnlyFromAmong(TransportUnderTest.Names);
+serverTransportOption.AcceptOnlyFromAmong(TransportUnderTest.ServerNames);
 var hostnameOption = new Option<string>("--hostname") { Description = "The address this process binds (both roles); another host must reach it.", DefaultValueFactory = _ => "127.0.0.1" };
 var publicHostnameOption = new Option<string>("--public-hostname") { Description = "The address others reach this process by, when it differs from --hostname (such as --hostname 0.0.0.0).", DefaultValueFactory = _ => "" };
 var portOption = new Option<int>("--port") { Description = "With --role server: the port clients reach the server on.", DefaultValueFactory = _ => 4055 };
@@ -207,23 +207,30 @@ static async Task Throughput(EchoHost echoes, TransportUnderTest[] transports, i
     {
         Console.WriteLine();
         Console.WriteLine($"== {transport.Name} ==");
-        Console.WriteLine($"Num clients, Total [msg], Msgs/sec, CV, vs stock, CPU [us/msg], CV, CPU vs stock, Alloc [B/msg], GCs 0/1/2, Frames/send{(transport.IsFlushBatching ? ", Flushes by reason (all runs)" : "")}");
+        Console.WriteLine($"Num clients, Total [msg], Msgs/sec, CV, vs stock, vs ceiling, CPU [us/msg], CV, CPU vs stock, Alloc [B/msg], GCs 0/1/2, Frames/send{(transport.IsFlushBatching ? ", Flushes by reason (all runs)" : "")}");
         foreach (var clients in clientCounts)
         {
             var rows = report.Rows.Where(row => row.Transport == transport.Name && row.Clients == clients).ToList();
-            var stock = report.Rows.Where(row => row.Transport == TransportUnderTest.Stock && row.Clients == clients).ToList();
             var rate = Median(rows.Select(row => row.MsgsPerSec));
             var cpu = Median(rows.Select(row => row.CpuUsPerMessage));
             var framesPerSend = rows.Select(row => row.FramesPerSend).OfType<double>().ToList();
             Console.WriteLine(
                 $"{clients}, {rows[0].Messages}, {rate:N0}, {Cv(rows.Select(row => row.MsgsPerSec)):P0}, " +
-                $"{(stock.Count > 0 ? $"{rate / Median(stock.Select(row => row.MsgsPerSec)):N2}x" : "-")}, " +
+                $"{Ratio(rate, TransportUnderTest.Stock, clients, row => row.MsgsPerSec)}, " +
+                $"{Ratio(rate, TransportUnderTest.Ceiling, clients, row => row.MsgsPerSec)}, " +
                 $"{cpu:N2}, {Cv(rows.Select(row => row.CpuUsPerMessage)):P0}, " +
-                $"{(stock.Count > 0 ? $"{cpu / Median(stock.Select(row => row.CpuUsPerMessage)):N2}x" : "-")}, " +
+                $"{Ratio(cpu, TransportUnderTest.Stock, clients, row => row.CpuUsPerMessage)}, " +
                 $"{Median(rows.Select(row => row.AllocatedBytesPerMessage)):N0}, " +
                 $"{Median(rows.Select(row => (double)row.Gen0Collections)):N0}/{Median(rows.Select(row => (double)row.Gen1Collections)):N0}/{Median(rows.Select(row => (double)row.Gen2Collections)):N0}, " +
                 $"{(framesPerSend.Count > 0 ? Median(framesPerSend).ToString("N1") : "-")}{Reasons(rows)}");
         }
+    }
+
+    // A median against the median of another transport's rows at the same client count; "-" when it did not run.
+    string Ratio(double value, string reference, int clients, Func<RowResult, double> measure)
+    {
+        var theirs = report.Rows.Where(row => row.Transport == reference && row.Clients == clients).Select(measure).ToList();
+        return theirs.Count > 0 ? $"{value / Median(theirs):N2}x" : "-";
     }
 }
 
