@@ -15,16 +15,17 @@ dotnet build -c Release benchmarks/TransportPingPong >/dev/null
 rpp=benchmarks/RemotePingPong/bin/Release/net10.0/RemotePingPong.dll
 tpp=benchmarks/TransportPingPong/bin/Release/net10.0/TransportPingPong.dll
 rm -rf "$out"
-mkdir -p "$out"/remote-100 "$out"/remote-3 "$out"/latency "$out"/transport
+mkdir -p "$out"/remote-100 "$out"/remote-3 "$out"/inproc-100 "$out"/inproc-3 "$out"/latency "$out"/transport
 
-# RemotePingPong across two processes: one server for every run, clients at the default payload and at 3 bytes.
+# RemotePingPong across two processes: one server for every run, clients at the default payload and at 3 bytes. The
+# ceiling (Akka.Remote over no I/O at all) runs beside them, in the client process.
 dotnet "$rpp" --role server --port 0 >"$out/server.log" 2>&1 &
 server=$!
 trap 'kill -TERM "$server" 2>/dev/null || true' EXIT
 address=$(benchmarks/server-address.sh "$out/server.log")
 for run in $(seq 1 "$repeat"); do
   for payload in 100 3; do
-    dotnet "$rpp" --role client --server "$address" --transport flushbatching,flushbatching-dotnetty,stock \
+    dotnet "$rpp" --role client --server "$address" --transport flushbatching,flushbatching-dotnetty,stock,ceiling \
       --clients 1,5,10,30 --messages 20000 --payload "$payload" --json "$out/remote-$payload/run-$run.json" \
       >"$out/remote-$payload/run-$run.txt" 2>&1
   done
@@ -33,9 +34,18 @@ kill -TERM "$server"
 wait "$server" || true
 trap - EXIT
 
+# Both systems in one process, where the ceiling is measured on equal terms: what each transport leaves of what Akka
+# itself allows, at the client counts where Akka's own costs dominate.
+for run in $(seq 1 "$repeat"); do
+  for payload in 100 3; do
+    dotnet "$rpp" --transport flushbatching,flushbatching-dotnetty,stock,ceiling --clients 15,30 --messages 20000 \
+      --payload "$payload" --json "$out/inproc-$payload/run-$run.json" >"$out/inproc-$payload/run-$run.txt" 2>&1
+  done
+done
+
 # One message in flight, both systems in one process: the light-load round trip.
 for run in $(seq 1 "$repeat"); do
-  dotnet "$rpp" --transport flushbatching,flushbatching-dotnetty,stock,stock-nobatching --clients 1 --messages 1000 \
+  dotnet "$rpp" --transport flushbatching,flushbatching-dotnetty,stock,stock-nobatching,ceiling --clients 1 --messages 1000 \
     --latency --round-trips 20000 --payload 3 --json "$out/latency/run-$run.json" >"$out/latency/run-$run.txt" 2>&1
 done
 

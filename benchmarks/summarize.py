@@ -21,24 +21,27 @@ def grouped(rows, key):
     return groups
 
 
-def remote(folder, title):
+TRANSPORTS = ("flushbatching", "flushbatching-dotnetty", "stock", "ceiling")
+
+
+def remote(folder, title, note=""):
     data = runs(folder)
     print(f"### {title}\n")
-    print(f"{len(data)} runs, medians; ratios are the median of each run's own ratio to stock.\n")
-    print("| clients | flushbatching msgs/s | × stock | CPU µs/msg | × stock | flushbatching-dotnetty msgs/s | × stock | CPU µs/msg | × stock | stock msgs/s | CPU µs/msg |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(f"{len(data)} runs, medians; ratios are the median of each run's own ratio. {note}\n")
+    print("| clients | transport | msgs/s | × stock | × ceiling | CPU µs/msg | CPU × stock | CPU × ceiling |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|")
     rows = grouped((r for d in data for r in d["Rows"]), lambda r: (r["Transport"], r["Clients"]))
+
+    def ratio(mine, theirs, key):
+        return f'{st.median(a[key] / b[key] for a, b in zip(mine, theirs)):.2f}×' if theirs else "-"
+
     for clients in sorted({c for _, c in rows}):
-        stock = rows[("stock", clients)]
-        cells = [str(clients)]
-        for t in ("flushbatching", "flushbatching-dotnetty"):
+        stock, ceiling = rows.get(("stock", clients), []), rows.get(("ceiling", clients), [])
+        for t in (t for t in TRANSPORTS if (t, clients) in rows):
             mine = rows[(t, clients)]
-            cells += [f'{st.median(r["MsgsPerSec"] for r in mine):,.0f}',
-                      f'{st.median(a["MsgsPerSec"] / s["MsgsPerSec"] for a, s in zip(mine, stock)):.2f}×',
-                      f'{st.median(r["CpuUsPerMessage"] for r in mine):.2f}',
-                      f'{st.median(a["CpuUsPerMessage"] / s["CpuUsPerMessage"] for a, s in zip(mine, stock)):.2f}×']
-        cells += [f'{st.median(r["MsgsPerSec"] for r in stock):,.0f}', f'{st.median(r["CpuUsPerMessage"] for r in stock):.2f}']
-        print("| " + " | ".join(cells) + " |")
+            print(f'| {clients} | {t} | {st.median(r["MsgsPerSec"] for r in mine):,.0f} | {ratio(mine, stock, "MsgsPerSec")} | '
+                  f'{ratio(mine, ceiling, "MsgsPerSec")} | {st.median(r["CpuUsPerMessage"] for r in mine):.2f} | '
+                  f'{ratio(mine, stock, "CpuUsPerMessage")} | {ratio(mine, ceiling, "CpuUsPerMessage")} |')
     print()
 
 
@@ -46,13 +49,14 @@ def latency():
     data = runs("latency")
     print("### Light load: one message in flight, 3-byte payload\n")
     print(f"{len(data)} runs of 20,000 round trips each, medians.\n")
-    print("| transport | p50 µs | p90 µs | p99 µs | p50 × stock-nobatching | CPU µs per round trip |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| transport | p50 µs | p90 µs | p99 µs | p50 × stock-nobatching | p50 × ceiling | CPU µs per round trip |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     by = grouped((r for d in data for r in d["Latency"]), lambda r: r["Transport"])
-    base = by["stock-nobatching"]
+    base, ceiling = by["stock-nobatching"], by["ceiling"]
     for t, rs in by.items():
         print(f'| {t} | {st.median(r["P50Us"] for r in rs):.0f} | {st.median(r["P90Us"] for r in rs):.0f} | {st.median(r["P99Us"] for r in rs):.0f} | '
-              f'{st.median(a["P50Us"] / b["P50Us"] for a, b in zip(rs, base)):.2f}× | {st.median(r["CpuUsPerRoundTrip"] for r in rs):.0f} |')
+              f'{st.median(a["P50Us"] / b["P50Us"] for a, b in zip(rs, base)):.2f}× | '
+              f'{st.median(a["P50Us"] / b["P50Us"] for a, b in zip(rs, ceiling)):.2f}× | {st.median(r["CpuUsPerRoundTrip"] for r in rs):.0f} |')
     print()
 
 
@@ -72,8 +76,12 @@ def transport():
 
 machine = runs("remote-100")[0].get("Machine", "")
 print(f"Machine: {machine}\n")
-remote("remote-100", "RemotePingPong, two processes, 100-byte payload, 20,000 messages per client")
-remote("remote-3", "RemotePingPong, two processes, 3-byte payload, 20,000 messages per client")
+two = "The ceiling's rows run both systems in the client process: Akka.Remote with no I/O has no second process."
+remote("remote-100", "RemotePingPong, two processes, 100-byte payload, 20,000 messages per client", two)
+remote("remote-3", "RemotePingPong, two processes, 3-byte payload, 20,000 messages per client", two)
+one = "Both systems in one process, every transport alike."
+remote("inproc-100", "RemotePingPong, one process, 100-byte payload, 20,000 messages per client", one)
+remote("inproc-3", "RemotePingPong, one process, 3-byte payload, 20,000 messages per client", one)
 latency()
 transport()
 for name in ("bdn-core", "bdn-akka"):
