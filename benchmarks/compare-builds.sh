@@ -9,7 +9,8 @@
 # Each repeat (REPEAT, default 3) starts a fresh server process per build and runs both builds' clients, BEFORE first
 # in odd repeats and AFTER first in even ones: a process that happens to run slow, or a build that always runs second,
 # then weighs on one run of each build instead of on all of one build's runs. OUT receives every run's text and JSON
-# and summary.md.
+# and summary.md. With LOCAL=1 each run is one process (both ActorSystems in it, no server), where the ceiling
+# transport can run beside the others.
 set -euo pipefail
 before=$1 after=$2 out=$3
 shift 3
@@ -31,6 +32,10 @@ for run in $(seq 1 "$repeat"); do
   order="before after"
   (( run % 2 == 0 )) && order="after before"
   for build in $order; do
+    if [[ ${LOCAL:-0} == 1 ]]; then
+      dotnet "${dll[$build]}" "$@" --json "$out/$build-$run.json" >"$out/$build-$run.txt" 2>&1
+      continue
+    fi
     dotnet "${dll[$build]}" --role server --port 0 >"$out/server-$build-$run.log" 2>&1 &
     server=$!
     address=$("$root/benchmarks/server-address.sh" "$out/server-$build-$run.log")
@@ -50,16 +55,16 @@ for build in ("before", "after"):
             rows.setdefault((build, r["Transport"], r["Clients"]), []).append(r)
 def med(build, t, c, key):
     return st.median(r[key] for r in rows[(build, t, c)])
-def vs_stock(build, t, c):
-    return st.median(a["MsgsPerSec"] / s["MsgsPerSec"] for a, s in zip(rows[(build, t, c)], rows[(build, "stock", c)]))
-print("| transport | clients | msgs/s before | after | after/before | × stock before | × stock after | CPU µs/msg before | after |")
-print("|---|---|---|---|---|---|---|---|---|")
+def vs(build, t, c, reference):
+    if (build, reference, c) not in rows:
+        return "-"
+    return f'{st.median(a["MsgsPerSec"] / s["MsgsPerSec"] for a, s in zip(rows[(build, t, c)], rows[(build, reference, c)])):.2f}'
+print("| transport | clients | msgs/s before | after | after/before | × stock before | after | × ceiling before | after | CPU µs/msg before | after |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for t, c in sorted({(k[1], k[2]) for k in rows}):
     b, a = med("before", t, c, "MsgsPerSec"), med("after", t, c, "MsgsPerSec")
-    has_stock = ("before", "stock", c) in rows
-    sb = f"{vs_stock('before', t, c):.2f}" if has_stock else "-"
-    sa = f"{vs_stock('after', t, c):.2f}" if has_stock else "-"
-    print(f"| {t} | {c} | {b:,.0f} | {a:,.0f} | {a / b:.2f} | {sb} | {sa} | "
+    print(f"| {t} | {c} | {b:,.0f} | {a:,.0f} | {a / b:.2f} | {vs('before', t, c, 'stock')} | {vs('after', t, c, 'stock')} | "
+          f"{vs('before', t, c, 'ceiling')} | {vs('after', t, c, 'ceiling')} | "
           f"{med('before', t, c, 'CpuUsPerMessage'):.2f} | {med('after', t, c, 'CpuUsPerMessage'):.2f} |")
 PY
 cat "$out/summary.md"
