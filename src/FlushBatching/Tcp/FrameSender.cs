@@ -35,7 +35,9 @@ internal sealed class FrameSender
         }
         else
         {
-            ThreadPool.UnsafeQueueUserWorkItem(_signal, preferLocal: false);
+            // On the writer's own queue: a pool thread that writes runs the send after its current work item, with
+            // whatever it wrote meanwhile, instead of waking a second thread for each burst.
+            ThreadPool.UnsafeQueueUserWorkItem(_signal, preferLocal: true);
         }
     }
 
