@@ -35,9 +35,7 @@ internal sealed class FrameSender
         }
         else
         {
-            // On the writer's own queue: a pool thread that writes runs the send after its current work item, with
-            // whatever it wrote meanwhile, instead of waking a second thread for each burst.
-            ThreadPool.UnsafeQueueUserWorkItem(_signal, preferLocal: true);
+            ThreadPool.UnsafeQueueUserWorkItem(_signal, preferLocal: false);
         }
     }
 
