@@ -17,7 +17,6 @@ internal sealed class FrameSender
     private readonly SendSignal _signal = new();
     private readonly List<ArraySegment<byte>> _batch = [];
     private readonly List<ArraySegment<byte>> _sendList = [];
-    private bool _yielded;
 
     public FrameSender(ConnectionIo io, FrameWriteQueue queue, ConnectionSettings settings)
     {
@@ -68,14 +67,6 @@ internal sealed class FrameSender
                 }
                 else if (next == FrameWriteQueue.Next.BurstEnd)
                 {
-                    if (!_yielded)
-                    {
-                        _yielded = true;
-                        await Task.Yield();
-                        continue;
-                    }
-
-                    _yielded = false;
                     if (_policy.OnBurstEnd() is var reason and not FlushReason.None)
                     {
                         await FlushAsync(reason).ConfigureAwait(false);
