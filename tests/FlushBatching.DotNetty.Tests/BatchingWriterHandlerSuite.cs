@@ -18,7 +18,7 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
 {
     private static readonly TimeSpan Interval = TimeSpan.FromMilliseconds(40);
 
-    private readonly ManualClock _clock = new();
+    private readonly TimerCountingClock _clock = new();
     private readonly FlushBatchingMetrics _metrics = new();
     private readonly MeterRecorder _recorder;
     private readonly FlushCountingProbe _probe = new();

@@ -1,11 +1,12 @@
 using FlushBatching.Batching;
 using FlushBatching.Tests.Support;
+using Microsoft.Extensions.Time.Testing;
 
 namespace FlushBatching.Tests.Batching;
 
 public class FlushPolicyTests
 {
-    private readonly ManualClock _clock = new();
+    private readonly FakeTimeProvider _clock = new();
 
     [Fact]
     public void Count_trigger_fires_at_max_pending_writes()
@@ -78,7 +79,7 @@ public class FlushPolicyTests
     [Fact]
     public void Nothing_pending_reads_no_clock()
     {
-        var clock = new ManualClock { TickPerRead = TimeSpan.FromSeconds(1) };
+        var clock = new FakeTimeProvider { AutoAdvanceAmount = TimeSpan.FromSeconds(1) };
         var policy = new FlushPolicy(BatchingSettings.Default, clock);
         var before = clock.GetTimestamp();
         Assert.Equal(FlushReason.None, policy.OnTimer());

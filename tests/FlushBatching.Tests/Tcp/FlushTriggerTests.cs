@@ -2,6 +2,7 @@ using FlushBatching.Batching;
 using FlushBatching.Diagnostics;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
+using Microsoft.Extensions.Time.Testing;
 
 namespace FlushBatching.Tests.Tcp;
 
@@ -28,7 +29,7 @@ public sealed class FlushTriggerTests : IDisposable
 
     private long Flushes(string reason) => _recorder.Sum("flushbatching.flushes", reason);
 
-    private async Task SendAsync(BatchingSettings batching, int frames, int payloadSize, ManualClock? clock = null)
+    private async Task SendAsync(BatchingSettings batching, int frames, int payloadSize, FakeTimeProvider? clock = null)
     {
         await using var loopback = Loopback.Listen();
         var settings = ConnectionSettings.Default.WithBatching(batching).WithSendScheduler(_scheduler).WithMetrics(_metrics);
@@ -81,7 +82,7 @@ public sealed class FlushTriggerTests : IDisposable
     {
         // The clock moves 10 ms each time the policy reads it: once as a batch opens, then once per frame, so
         // the fifth frame of each batch finds the first one held 40 ms.
-        var clock = new ManualClock { TickPerRead = TimeSpan.FromMilliseconds(10) };
+        var clock = new FakeTimeProvider { AutoAdvanceAmount = TimeSpan.FromMilliseconds(10) };
         var settings = BatchingSettings.Default.WithMaxPendingWrites(1000).WithMaxPendingBytes(1 << 20).WithFlushInterval(TimeSpan.FromMilliseconds(40));
         await SendAsync(settings, frames: 100, payloadSize: 8, clock);
         Assert.Equal(20, Sends);

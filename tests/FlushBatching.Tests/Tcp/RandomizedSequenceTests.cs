@@ -3,6 +3,7 @@ using FlushBatching.Batching;
 using FlushBatching.Diagnostics;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
+using Microsoft.Extensions.Time.Testing;
 using Xunit.Abstractions;
 
 namespace FlushBatching.Tests.Tcp;
@@ -33,7 +34,7 @@ public class RandomizedSequenceTests(ITestOutputHelper output)
         using var metrics = new FlushBatchingMetrics();
         using var recorder = new MeterRecorder(metrics);
         var scheduler = new ManualScheduler();
-        var clock = new ManualClock();
+        var clock = new FakeTimeProvider();
         var pool = new LeakCheckingPool();
         await using var loopback = Loopback.Listen();
         var settings = ConnectionSettings.Default.WithBatching(batching).WithSendScheduler(scheduler)
@@ -64,7 +65,7 @@ public class RandomizedSequenceTests(ITestOutputHelper output)
 
                     break;
                 case 2:
-                    clock.TickPerRead = TimeSpan.FromMilliseconds(random.Next(0, 5));
+                    clock.AutoAdvanceAmount = TimeSpan.FromMilliseconds(random.Next(0, 5));
                     scheduler.RunAll();
                     await received.WaitForCountAsync(written.Count);
 

@@ -1,0 +1,169 @@
+using System.Buffers.Binary;
+using CsCheck;
+using FlushBatching.Framing;
+using Google.Protobuf;
+
+namespace FlushBatching.Akka.Tests;
+
+/// <summary>
+/// The DotNetty stack's write queue against a model. One thread: random writes (0 bytes to past a chunk) under random
+/// room, drains and clears, each answer as the model says (refused while the bytes queued are above the room; a drain
+/// asked for by the first write after a drain ran). Several threads: writers racing a drainer that runs whenever one of
+/// them is told a drain is needed, as the event loop does: every payload handed on once, in its writer's order, the
+/// same instance, and none left queued when the writers stop (no drain request lost).
+/// </summary>
+public sealed class DotNettyWriteQueueModelTests
+{
+    private enum Kind
+    {
+        Write,
+        Drain,
+        Clear,
+    }
+
+    // A drain's InDrain sizes are written from inside it, one after each payload it hands on, as the channel's own
+    // writes do while the event loop drains.
+    private sealed record Step(Kind Kind, int Size, long Room, int[] InDrain)
+    {
+        public override string ToString() => Kind switch
+        {
+            Kind.Write => $"Write({Size}, room {Room})",
+            Kind.Drain => $"Drain(writing {InDrain.Length} during it)",
+            _ => Kind.ToString(),
+        };
+    }
+
+    private static readonly Gen<int> Sizes = Gen.Frequency((8, Gen.Int[0, 400]), (1, Gen.Int[400, 40_000]));
+
+    private static readonly Gen<Step> Steps = Gen.Frequency(
+        (10, Gen.Select(Sizes, Gen.Long[-1, 100_000], (size, room) => new Step(Kind.Write, size, room, []))),
+        (3, Sizes.Array[0, 3].Select(inDrain => new Step(Kind.Drain, 0, 0, inDrain))),
+        (1, Gen.Const(new Step(Kind.Clear, 0, 0, []))));
+
+    [Fact]
+    public void One_thread_random_sequences_answer_as_the_model_and_hand_on_every_payload_in_order() =>
+        Steps.Array[1, 300].Sample(Run, iter: 2_000, print: steps => string.Join(", ", steps));
+
+    [Fact]
+    public void Concurrent_writers_racing_drains_have_every_payload_handed_on_once_in_order() =>
+        Gen.Int[0, 300].Array[0, 200].Array[1, 4].Sample(RunConcurrently, iter: 300, threads: 1,
+            print: writers => $"writers of {string.Join(", ", writers.Select(sizes => sizes.Length))} payloads");
+
+    private static void Run(Step[] steps)
+    {
+        var queue = new DotNettyWriteQueue();
+        var queued = new Queue<ByteString>();
+        long queuedBytes = 0;
+        var drainPending = false;
+        foreach (var step in steps)
+        {
+            switch (step.Kind)
+            {
+                case Kind.Write:
+                    var payload = ByteString.CopyFrom(new byte[step.Size]);
+                    var outcome = queue.TryEnqueue(payload, step.Room);
+                    if (queuedBytes > step.Room)
+                    {
+                        Assert.Equal(DotNettyWriteQueue.Outcome.Refused, outcome);
+                        break;
+                    }
+
+                    Assert.Equal(drainPending ? DotNettyWriteQueue.Outcome.Queued : DotNettyWriteQueue.Outcome.QueuedDrainNeeded, outcome);
+                    drainPending = true;
+                    queued.Enqueue(payload);
+                    queuedBytes += step.Size + FramingSettings.HeaderLength;
+                    break;
+                case Kind.Drain:
+                    // The drain clears its request before it takes anything: the first write made during it asks for
+                    // a drain of its own (and is taken by this one too), so no write waits on a drain already ending.
+                    drainPending = false;
+                    var written = 0;
+                    queue.Drain(queued, (expected, payload) =>
+                    {
+                        Assert.Same(expected.Dequeue(), payload);
+                        if (written < step.InDrain.Length)
+                        {
+                            var during = ByteString.CopyFrom(new byte[step.InDrain[written++]]);
+                            Assert.Equal(
+                                drainPending ? DotNettyWriteQueue.Outcome.Queued : DotNettyWriteQueue.Outcome.QueuedDrainNeeded,
+                                queue.TryEnqueue(during, long.MaxValue));
+                            drainPending = true;
+                            expected.Enqueue(during);
+                        }
+                    });
+                    Assert.Empty(queued);
+                    queuedBytes = 0;
+                    break;
+                case Kind.Clear:
+                    // What a closing channel does with what it never wrote: dropped, counted out; a drain still asked for
+                    // finds nothing.
+                    queue.Clear();
+                    queued.Clear();
+                    queuedBytes = 0;
+                    break;
+            }
+
+            Assert.Equal(queuedBytes, queue.QueuedBytes);
+        }
+    }
+
+    private static void RunConcurrently(int[][] writers)
+    {
+        var queue = new DotNettyWriteQueue();
+        var next = new int[writers.Length];
+        var handed = 0;
+        using var drains = new SemaphoreSlim(0);
+        var stop = false;
+
+        // The event loop: one drain per request, never two at once.
+        var loop = Task.Run(async () =>
+        {
+            while (true)
+            {
+                await drains.WaitAsync();
+                if (Volatile.Read(ref stop))
+                {
+                    return;
+                }
+
+                queue.Drain(next, (expected, payload) =>
+                {
+                    var writer = BinaryPrimitives.ReadInt32LittleEndian(payload.Span);
+                    var seq = BinaryPrimitives.ReadInt32LittleEndian(payload.Span[4..]);
+                    Assert.Equal(expected[writer]++, seq);
+                    Assert.Equal(8 + writers[writer][seq], payload.Length);
+                    Interlocked.Increment(ref handed);
+                });
+            }
+        });
+
+        Task.WaitAll(writers.Select((sizes, writer) => Task.Run(() =>
+        {
+            for (var seq = 0; seq < sizes.Length; seq++)
+            {
+                var bytes = new byte[8 + sizes[seq]];
+                BinaryPrimitives.WriteInt32LittleEndian(bytes, writer);
+                BinaryPrimitives.WriteInt32LittleEndian(bytes.AsSpan(4), seq);
+                if (queue.TryEnqueue(ByteString.CopyFrom(bytes), long.MaxValue) == DotNettyWriteQueue.Outcome.QueuedDrainNeeded)
+                {
+                    drains.Release();
+                }
+            }
+        })).ToArray());
+
+        // Every payload a writer queued reaches the loop through a drain some writer asked for.
+        var total = writers.Sum(sizes => sizes.Length);
+        SpinWait.SpinUntil(() => Volatile.Read(ref handed) == total || loop.IsCompleted, TimeSpan.FromSeconds(30));
+        if (loop.IsFaulted)
+        {
+            loop.GetAwaiter().GetResult(); // what the drain found wrong
+        }
+
+        Assert.True(Volatile.Read(ref handed) == total, $"{Volatile.Read(ref handed)} of {total} payloads handed on: a drain request was lost");
+        Volatile.Write(ref stop, true);
+        drains.Release();
+        loop.Wait(TimeSpan.FromSeconds(30));
+        Assert.Equal(writers.Select(sizes => sizes.Length), next);
+        Assert.Equal(0, queue.QueuedBytes);
+    }
+}
