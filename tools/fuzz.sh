@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing of one target of tests/FlushBatching.Fuzz under AFL++ for a set time; what it finds is added
+# to the target's corpus (tests/FlushBatching.Fuzz/corpus/TARGET/), which CI replays as an ordinary test
+# (FuzzCorpusTests). Commit the new inputs; a crash lands there too, and then fails CI until it is fixed.
+#
+#   tools/fuzz.sh TARGET [MINUTES]      MINUTES: 10 by default; TARGET: frame-decoder
+#
+# Needs AFL++ (Debian: apt-get install afl++; run as root it is installed when missing) and the SharpFuzz command-line
+# tool (installed under artifacts/tools when missing), which instruments FlushBatching.dll for AFL's coverage.
+set -euo pipefail
+target=${1:?usage: tools/fuzz.sh TARGET [MINUTES]}
+minutes=${2:-10}
+root=$(cd "$(dirname "$0")/.." && pwd)
+corpus=$root/tests/FlushBatching.Fuzz/corpus/$target
+[[ -d $corpus ]] || { echo "error: no corpus for target '$target' at $corpus" >&2; exit 2; }
+if ! command -v afl-fuzz >/dev/null; then
+  [[ $(id -u) == 0 ]] || { echo "error: afl-fuzz not found: apt-get install afl++" >&2; exit 2; }
+  apt-get install -y -qq afl++ >/dev/null
+fi
+tools=$root/artifacts/tools
+[[ -x $tools/sharpfuzz ]] || dotnet tool install SharpFuzz.CommandLine --version 2.3.0 --tool-path "$tools" >/dev/null
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+dotnet build -c Release "$root/tests/FlushBatching.Fuzz" -o "$work/bin" >/dev/null
+"$tools/sharpfuzz" "$work/bin/FlushBatching.dll" >/dev/null
+export AFL_SKIP_BIN_CHECK=1 AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1
+afl-fuzz -i "$corpus" -o "$work/out" -t 5000 -m none -V $((minutes * 60)) -- dotnet "$work/bin/FlushBatching.Fuzz.dll" "$target" >"$work/afl.log" 2>&1 ||
+  { tail -30 "$work/afl.log" >&2; echo "error: afl-fuzz failed" >&2; exit 1; }
+stats=$work/out/default/fuzzer_stats
+# Each input found is kept once, named for its kind and content; one already in the corpus under any name is skipped.
+declare -A have
+for kept in "$corpus"/*; do have[$(sha1sum <"$kept" | cut -c1-12)]=1; done
+added=0
+for found in "$work"/out/default/queue/id:* "$work"/out/default/crashes/id:* "$work"/out/default/hangs/id:*; do
+  [[ -f $found ]] || continue
+  hash=$(sha1sum <"$found" | cut -c1-12)
+  [[ -n ${have[$hash]:-} ]] && continue
+  have[$hash]=1
+  cp "$found" "$corpus/$(basename "$(dirname "$found")")-$hash"
+  added=$((added + 1))
+done
+echo "$target: $(awk -F': *' '/^execs_done/{e=$2} /^execs_per_sec/{s=$2} /^corpus_count/{c=$2} /^saved_crashes/{x=$2} /^saved_hangs/{h=$2} END{printf "%s executions, %s per second, %s paths, %s crashes, %s hangs", e, s, c, x, h}' "$stats")"
+echo "$added new inputs in $corpus"
