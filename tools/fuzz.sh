@@ -3,10 +3,15 @@
 # to the target's corpus (tests/FlushBatching.Fuzz/corpus/TARGET/), which CI replays as an ordinary test
 # (FuzzCorpusTests). Commit the new inputs; a crash lands there too, and then fails CI until it is fixed.
 #
-#   tools/fuzz.sh TARGET [MINUTES]      MINUTES: 10 by default; TARGET: frame-decoder
+#   tools/fuzz.sh TARGET [MINUTES]      MINUTES: 10 by default
+#
+# TARGET: frame-decoder (the core's FrameDecoder), receive-path (the sockets stack's receive side, bytes through its
+# pipe to a handler), dotnetty-decoder (the DotNetty stack's decoder in a channel pipeline), hocon-section (a
+# transport's section with an arbitrary value for one key). tests/FlushBatching.Fuzz/FuzzTargets.cs says what each checks.
 #
 # Needs AFL++ (Debian: apt-get install afl++; run as root it is installed when missing) and the SharpFuzz command-line
-# tool (installed under artifacts/tools when missing), which instruments FlushBatching.dll for AFL's coverage.
+# tool (installed under artifacts/tools when missing), which instruments FlushBatching.dll and FlushBatching.Akka.dll
+# for AFL's coverage.
 set -euo pipefail
 target=${1:?usage: tools/fuzz.sh TARGET [MINUTES]}
 minutes=${2:-10}
@@ -22,7 +27,7 @@ tools=$root/artifacts/tools
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 dotnet build -c Release "$root/tests/FlushBatching.Fuzz" -o "$work/bin" >/dev/null
-"$tools/sharpfuzz" "$work/bin/FlushBatching.dll" >/dev/null
+for assembly in FlushBatching FlushBatching.Akka; do "$tools/sharpfuzz" "$work/bin/$assembly.dll" >/dev/null; done
 export AFL_SKIP_BIN_CHECK=1 AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1
 afl-fuzz -i "$corpus" -o "$work/out" -t 5000 -m none -V $((minutes * 60)) -- dotnet "$work/bin/FlushBatching.Fuzz.dll" "$target" >"$work/afl.log" 2>&1 ||
   { tail -30 "$work/afl.log" >&2; echo "error: afl-fuzz failed" >&2; exit 1; }

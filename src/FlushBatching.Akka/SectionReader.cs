@@ -53,9 +53,23 @@ internal sealed class SectionReader(Config config)
         {
             return parse();
         }
-        catch (Exception e) when (e is FormatException or OverflowException or NotSupportedException)
+        catch (Exception e) when (e is not InvalidSettingException)
         {
-            throw new InvalidSettingException(key, Text(key), allowed, e);
+            // Whatever Akka's getter throws for the text: FormatException, OverflowException, NotSupportedException,
+            // and ArgumentNullException for an empty value (found by fuzzing). The user's text is shown as written.
+            throw new InvalidSettingException(key, Shown(key), allowed, e);
+        }
+    }
+
+    private string Shown(string key)
+    {
+        try
+        {
+            return config.GetString(key) ?? "";
+        }
+        catch (Exception)
+        {
+            return "(not a single value)";
         }
     }
 }

@@ -46,6 +46,7 @@ public sealed class SettingsValidationTests
         { "write-buffer-high-water-mark = -1b", "write-buffer-high-water-mark", "-1b", "from 1b to 2147483647b" },
         { "write-buffer-low-water-mark = 4m",  "write-buffer-low-water-mark", "4m", "below write-buffer-high-water-mark" },
         { "port = 70000", "port", "70000", "from 0 to 65535" },
+        { "port = ", "port", "", "whole number" }, // found by fuzzing: Akka's getter threw ArgumentNullException
         { "public-port = -1", "public-port", "-1", "from 0 to 65535" },
         { "dns-use-ipv6 = maybe", "dns-use-ipv6", "maybe", "on, off" },
         { "enable-ssl = yes-please", "enable-ssl", "yes-please", "on, off" },
@@ -60,6 +61,7 @@ public sealed class SettingsValidationTests
         { Ssl + "ssl.validate-certificate-hostname = strict", "ssl.validate-certificate-hostname", "strict", "on, off" },
         { "server-socket-worker-pool.pool-size-min = 0", "server-socket-worker-pool.pool-size-min", "0", "from 1 to 1024" },
         { "server-socket-worker-pool.pool-size-factor = lots", "server-socket-worker-pool.pool-size-factor", "lots", "number" },
+        { "server-socket-worker-pool.pool-size-factor = ", "server-socket-worker-pool.pool-size-factor", "", "number" },
         { "server-socket-worker-pool.pool-size-max = 2000", "server-socket-worker-pool.pool-size-max", "2000", "to 1024" },
         { "client-socket-worker-pool.pool-size-min = many", "client-socket-worker-pool.pool-size-min", "many", "whole number" },
         { "client-socket-worker-pool.pool-size-factor = -1", "client-socket-worker-pool.pool-size-factor", "-1", "number" },

@@ -1,5 +1,15 @@
 using System.Buffers;
+using System.Net.Sockets;
+using System.Text;
+using Akka.Configuration;
+using DotNetty.Buffers;
+using ByteOrder = FlushBatching.Framing.ByteOrder;
+using DotNetty.Transport.Channels.Embedded;
+using FlushBatching.Akka;
+using FlushBatching.Diagnostics;
 using FlushBatching.Framing;
+using FlushBatching.Tcp;
+using Google.Protobuf;
 
 namespace FlushBatching.Fuzz;
 
@@ -15,7 +25,21 @@ public static class FuzzTargets
     public static IReadOnlyDictionary<string, Action<byte[]>> All { get; } = new Dictionary<string, Action<byte[]>>
     {
         ["frame-decoder"] = FrameDecoderTarget,
+        ["receive-path"] = ReceivePathTarget,
+        ["dotnetty-decoder"] = DotNettyDecoderTarget,
+        ["hocon-section"] = HoconSectionTarget,
     };
+
+    // The keys a transport's section reads, each given an arbitrary value by the hocon-section target.
+    private static readonly string[] SectionKeys =
+    [
+        "batching.enabled", "batching.max-pending-writes", "batching.max-pending-bytes", "batching.flush-interval",
+        "maximum-frame-size", "byte-order", "connection-timeout", "write-buffer-high-water-mark",
+        "write-buffer-low-water-mark", "send-buffer-size", "receive-buffer-size", "tcp-no-delay", "tcp-keepalive",
+        "tcp-reuse-addr", "port", "hostname", "public-hostname", "public-port", "enable-ssl", "dns-use-ipv6",
+        "server-socket-worker-pool.pool-size-min", "server-socket-worker-pool.pool-size-factor",
+        "server-socket-worker-pool.pool-size-max", "ssl.suppress-validation",
+    ];
 
     private static readonly long[] MaximumFrameSizes = [FramingSettings.MinimumMaximumFrameSize, FramingSettings.DefaultMaximumFrameSize, 4_000_000, int.MaxValue];
 
@@ -32,9 +56,7 @@ public static class FuzzTargets
             return;
         }
 
-        var settings = FramingSettings.Default
-            .WithByteOrder((input[0] & 1) == 0 ? ByteOrder.LittleEndian : ByteOrder.BigEndian)
-            .WithMaximumFrameSize(MaximumFrameSizes[(input[0] >> 1) & 3]);
+        var settings = FramingFor(input[0]);
         var bytes = input.AsMemory(2);
         var buffer = Segmented(bytes, input[1]);
         var consumed = 0L;
@@ -61,8 +83,136 @@ public static class FuzzTargets
         }
     }
 
+    /// <summary>
+    /// The sockets stack's receive side as a whole: the bytes arrive in reads of lengths set by byte 1 (as
+    /// <see cref="FrameDecoderTarget"/> cuts them) through <see cref="FramedConnection"/>'s pipe to a handler. The
+    /// frames the handler gets must be the ones <see cref="FrameDecoder"/> finds in the whole input, in order, and the
+    /// connection must end with <see cref="InvalidFrameException"/> exactly when the input holds a bad prefix or ends
+    /// inside a frame, cleanly otherwise.
+    /// </summary>
+    public static void ReceivePathTarget(byte[] input)
+    {
+        if (input.Length < 2)
+        {
+            return;
+        }
+
+        var framing = FramingFor(input[0]);
+        var (expected, bad) = Reference(input.AsMemory(2), framing);
+        var handler = new CollectingHandler();
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        var connection = FramedConnection.Open(socket, new ReplayIo(input.AsMemory(2), input[1]), ConnectionSettings.Default.WithFraming(framing));
+        connection.Start(handler);
+        var reason = handler.Closed.Task.WaitAsync(TimeSpan.FromSeconds(10)).GetAwaiter().GetResult();
+        Require(handler.Frames.Count == expected.Count && handler.Frames.Zip(expected).All(pair => pair.First.AsSpan().SequenceEqual(pair.Second)),
+            $"the handler got {handler.Frames.Count} frames, the decoder finds {expected.Count}, or their bytes differ");
+        Require(bad ? reason is InvalidFrameException : reason is null, $"the connection ended with {reason?.GetType().Name ?? "no error"}; bad input: {bad}");
+    }
+
+    /// <summary>
+    /// The DotNetty stack's decoder in a channel pipeline: the bytes arrive in reads cut as by byte 1, then the channel
+    /// closes. The payloads it passes on must be the frames <see cref="FrameDecoder"/> finds in the whole input, and it
+    /// must raise <see cref="InvalidFrameException"/> (once) exactly when the input holds a bad prefix or ends inside a
+    /// frame.
+    /// </summary>
+    public static void DotNettyDecoderTarget(byte[] input)
+    {
+        if (input.Length < 2)
+        {
+            return;
+        }
+
+        var framing = FramingFor(input[0]);
+        var (expected, bad) = Reference(input.AsMemory(2), framing);
+        using var metrics = new FlushBatchingMetrics();
+        var errors = new ErrorRecorder();
+        var channel = new EmbeddedChannel(new DotNettyPayloadDecoder(framing, metrics), errors);
+        foreach (var read in Segmented(input.AsMemory(2), input[1]))
+        {
+            channel.WriteInbound(Unpooled.WrappedBuffer(read.ToArray()));
+        }
+
+        channel.CloseAsync().GetAwaiter().GetResult();
+        var payloads = new List<byte[]>();
+        while (channel.ReadInbound<ByteString>() is { } payload)
+        {
+            payloads.Add(payload.ToByteArray());
+        }
+
+        Require(payloads.Count == expected.Count && payloads.Zip(expected).All(pair => pair.First.AsSpan().SequenceEqual(pair.Second)),
+            $"the decoder passed on {payloads.Count} payloads, the reference finds {expected.Count}, or their bytes differ");
+        Require(errors.Count == (bad ? 1 : 0) && (!bad || errors.First is InvalidFrameException),
+            $"{errors.Count} errors ({errors.First?.GetType().Name}) for bad input: {bad}");
+    }
+
+    /// <summary>
+    /// A transport's section as an operator might write it, one key with an arbitrary value: byte 0 picks the key, the
+    /// rest (as UTF-8) is the value, quoted or bare by byte 0's top bit (bare: letters, digits and . - + _ and spaces). Whatever HOCON parses must either be accepted or
+    /// refused with <see cref="InvalidSettingException"/> naming the key: never another exception.
+    /// </summary>
+    public static void HoconSectionTarget(byte[] input)
+    {
+        if (input.Length < 1)
+        {
+            return;
+        }
+
+        var key = SectionKeys[(input[0] & 0x7f) % SectionKeys.Length];
+        var quoted = (input[0] & 0x80) == 0;
+
+        // No control characters, and bare values only of what a bare HOCON value is made of: Akka's own parser hangs on
+        // some other text (such as `key = [@`, Akka.NET 1.5.74), before any transport reads it.
+        var value = new string(Encoding.UTF8.GetString(input, 1, input.Length - 1)
+            .Where(c => !char.IsControl(c) && (quoted || char.IsLetterOrDigit(c) || c is '.' or '-' or '+' or '_' or ' '))
+            .ToArray());
+        var text = quoted ? $"{key} = \"{value.Replace("\\", "\\\\").Replace("\"", "\\\"")}\"" : $"{key} = {value}";
+        Config section;
+        try
+        {
+            section = ConfigurationFactory.ParseString(text);
+        }
+        catch (Exception)
+        {
+            return; // HOCON that does not parse is Akka's to refuse, before any transport reads it
+        }
+
+        try
+        {
+            FlushBatchingTransport.Validate(section);
+        }
+        catch (InvalidSettingException e)
+        {
+            Require(e.Message.Contains(e.Key, StringComparison.Ordinal), $"the refusal does not name its key: {e.Message}");
+        }
+    }
+
+    private static FramingSettings FramingFor(byte selector) => FramingSettings.Default
+        .WithByteOrder((selector & 1) == 0 ? ByteOrder.LittleEndian : ByteOrder.BigEndian)
+        .WithMaximumFrameSize(MaximumFrameSizes[(selector >> 1) & 3]);
+
+    // What the plain decoder finds in the whole input: the frames before any bad prefix, and whether the input is bad
+    // (a prefix out of range, or bytes left that are not a whole frame).
+    private static (List<byte[]> Frames, bool Bad) Reference(ReadOnlyMemory<byte> bytes, FramingSettings framing)
+    {
+        var frames = new List<byte[]>();
+        var buffer = new ReadOnlySequence<byte>(bytes);
+        try
+        {
+            while (FrameDecoder.TryReadFrame(ref buffer, framing, out var payload))
+            {
+                frames.Add(payload.ToArray());
+            }
+        }
+        catch (InvalidFrameException)
+        {
+            return (frames, true);
+        }
+
+        return (frames, buffer.Length > 0);
+    }
+
     // The bytes as a sequence of segments whose lengths follow from the seed: one to many, empty ones included.
-    private static ReadOnlySequence<byte> Segmented(ReadOnlyMemory<byte> bytes, byte seed)
+    internal static ReadOnlySequence<byte> Segmented(ReadOnlyMemory<byte> bytes, byte seed)
     {
         if (seed == 0 || bytes.Length == 0)
         {

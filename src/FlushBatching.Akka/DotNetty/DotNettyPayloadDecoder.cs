@@ -23,7 +23,11 @@ internal sealed class DotNettyPayloadDecoder : ChannelHandlerAdapter
     private readonly FlushBatchingMetrics _metrics;
     private readonly byte[] _header = new byte[FramingSettings.HeaderLength];
     private int _headerFilled;
+    // A frame's buffer starts at the bytes already read, or this many, whichever is more (never past the frame).
+    private const int MinimumPayloadBuffer = 4096;
+
     private byte[]? _payload;
+    private int _payloadLength;
     private int _payloadFilled;
     private bool _refused;
 
@@ -97,15 +101,26 @@ internal sealed class DotNettyPayloadDecoder : ChannelHandlerAdapter
                 }
 
                 _headerFilled = 0;
-                var length = FrameDecoder.ReadLength(_header, _settings);
-                _payload = length == 0 ? [] : GC.AllocateUninitializedArray<byte>(length);
+                _payloadLength = FrameDecoder.ReadLength(_header, _settings);
+
+                // Sized by the bytes that have come, not by what the prefix announces: a peer that announces a large
+                // frame and sends little costs this node little (found by fuzzing: an announced 2 GB frame threw
+                // OutOfMemoryException here). The buffer doubles as bytes come, up to the frame's length.
+                _payload = _payloadLength == 0 ? [] : GC.AllocateUninitializedArray<byte>(Math.Min(_payloadLength, Math.Max(buffer.ReadableBytes, MinimumPayloadBuffer)));
                 _payloadFilled = 0;
             }
 
-            var payloadBytes = Math.Min(_payload.Length - _payloadFilled, buffer.ReadableBytes);
+            var payloadBytes = Math.Min(_payloadLength - _payloadFilled, buffer.ReadableBytes);
+            if (_payloadFilled + payloadBytes > _payload.Length)
+            {
+                var grown = GC.AllocateUninitializedArray<byte>((int)Math.Min(_payloadLength, Math.Max(_payloadFilled + payloadBytes, 2L * _payload.Length)));
+                _payload.AsSpan(0, _payloadFilled).CopyTo(grown);
+                _payload = grown;
+            }
+
             buffer.ReadBytes(_payload, _payloadFilled, payloadBytes);
             _payloadFilled += payloadBytes;
-            if (_payloadFilled == _payload.Length)
+            if (_payloadFilled == _payloadLength)
             {
                 var payload = UnsafeByteOperations.UnsafeWrap(_payload);
                 _payload = null;

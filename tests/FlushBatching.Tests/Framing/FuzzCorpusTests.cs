@@ -17,11 +17,16 @@ public sealed class FuzzCorpusTests
         var folder = Path.Combine(AppContext.BaseDirectory, "corpus", target);
         var inputs = Directory.Exists(folder) ? Directory.GetFiles(folder) : [];
         Assert.NotEmpty(inputs);
+        var failures = new List<string>();
         foreach (var input in inputs)
         {
             var bytes = File.ReadAllBytes(input);
-            var thrown = Record.Exception(() => FuzzTargets.All[target](bytes));
-            Assert.True(thrown is null, $"{Path.GetFileName(input)} ({bytes.Length} B): {thrown}");
+            if (Record.Exception(() => FuzzTargets.All[target](bytes)) is { } thrown)
+            {
+                failures.Add($"{Path.GetFileName(input)} ({Convert.ToHexString(bytes[..Math.Min(bytes.Length, 32)])}): {thrown}");
+            }
         }
+
+        Assert.True(failures.Count == 0, $"{failures.Count} of {inputs.Length} inputs failed:\n{string.Join("\n\n", failures)}");
     }
 }
