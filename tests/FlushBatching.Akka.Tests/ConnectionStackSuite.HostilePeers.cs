@@ -64,6 +64,30 @@ public abstract partial class ConnectionStackSuite
     }
 
     [Fact]
+    public async Task A_peer_that_announces_a_huge_frame_and_sends_a_few_bytes_makes_the_stack_hold_only_those_bytes()
+    {
+        // maximum-frame-size at its largest allows the 1 GB announced; a stack that sized its buffer by the prefix
+        // (the DotNetty stack once did, found by fuzzing) allocates it at once.
+        var endpoint = await Listen(ConnectionSettings.Default.WithFraming(FramingSettings.Default.WithMaximumFrameSize(int.MaxValue)));
+        using var raw = await RawPeer.ConnectAsync(endpoint);
+        var server = await _inbound.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+        var received = new Receiver();
+        server.StartReading(received);
+        var before = GC.GetTotalAllocatedBytes(precise: true);
+
+        var announced = new byte[FramingSettings.HeaderLength + 3];
+        BinaryPrimitives.WriteInt32LittleEndian(announced, 1 << 30);
+        await raw.SendAsync(announced);
+        raw.Shutdown(SocketShutdown.Send);
+        var reason = await received.Closed.Task.WaitAsync(Timeout);
+
+        var allocated = GC.GetTotalAllocatedBytes(precise: true) - before;
+        Assert.True(allocated < 256L << 20, $"{allocated:N0} bytes allocated while a peer sent {announced.Length}");
+        Assert.IsType<InvalidFrameException>(reason);
+        Assert.Equal(0, received.Payloads.Reader.Count);
+    }
+
+    [Fact]
     public async Task A_server_that_never_answers_the_TLS_handshake_fails_the_connect_within_connection_timeout_and_is_closed()
     {
         using var listener = RawListener(backlog: 8);
