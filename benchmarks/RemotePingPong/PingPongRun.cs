@@ -43,7 +43,7 @@ internal static class PingPongRun
     public static async Task<RowResult> ThroughputAsync(
         EchoHost echoes, TransportUnderTest transport, int clients, int messages, int payload, FrameCounter counter)
     {
-        echoes = transport.InProcessOnly ? InProcess : echoes;
+        echoes = HostFor(transport, echoes);
         var echoAddress = await echoes.StartAsync(transport);
         var clientSystem = StartClients(transport);
         try
@@ -106,7 +106,7 @@ internal static class PingPongRun
     /// <exception cref="TimeoutException">A message did not come back.</exception>
     public static async Task<LatencyResult> LatencyAsync(EchoHost echoes, TransportUnderTest transport, int run, int roundTrips, int payload)
     {
-        echoes = transport.InProcessOnly ? InProcess : echoes;
+        echoes = HostFor(transport, echoes);
         var echoAddress = await echoes.StartAsync(transport);
         var clientSystem = StartClients(transport);
         try
@@ -143,6 +143,8 @@ internal static class PingPongRun
             await echoes.StopAsync();
         }
     }
+
+    private static EchoHost HostFor(TransportUnderTest transport, EchoHost echoes) => transport.InProcessOnly ? InProcess : echoes;
 
     private static ActorSystem StartClients(TransportUnderTest transport) =>
         ActorSystem.Create("pingpong-clients", Config(transport, ClientHostname, ""));

@@ -74,7 +74,7 @@ public static class FuzzTargets
             }
 
             Require(buffer.Length < FramingSettings.HeaderLength ||
-                buffer.Length - FramingSettings.HeaderLength < FrameDecoder.ReadLength(buffer.FirstSpan.Length >= 4 ? buffer.FirstSpan : buffer.Slice(0, 4).ToArray(), settings),
+                buffer.Length - FramingSettings.HeaderLength < FrameDecoder.ReadLength(buffer.Slice(0, FramingSettings.HeaderLength).ToArray(), settings),
                 "a whole frame was left undecoded");
         }
         catch (InvalidFrameException)
@@ -104,8 +104,7 @@ public static class FuzzTargets
         var connection = FramedConnection.Open(socket, new ReplayIo(input.AsMemory(2), input[1]), ConnectionSettings.Default.WithFraming(framing));
         connection.Start(handler);
         var reason = handler.Closed.Task.WaitAsync(TimeSpan.FromSeconds(10)).GetAwaiter().GetResult();
-        Require(handler.Frames.Count == expected.Count && handler.Frames.Zip(expected).All(pair => pair.First.AsSpan().SequenceEqual(pair.Second)),
-            $"the handler got {handler.Frames.Count} frames, the decoder finds {expected.Count}, or their bytes differ");
+        Require(SameFrames(handler.Frames, expected), $"the handler got {handler.Frames.Count} frames, the decoder finds {expected.Count}, or their bytes differ");
         Require(bad ? reason is InvalidFrameException : reason is null, $"the connection ended with {reason?.GetType().Name ?? "no error"}; bad input: {bad}");
     }
 
@@ -139,8 +138,7 @@ public static class FuzzTargets
             payloads.Add(payload.ToByteArray());
         }
 
-        Require(payloads.Count == expected.Count && payloads.Zip(expected).All(pair => pair.First.AsSpan().SequenceEqual(pair.Second)),
-            $"the decoder passed on {payloads.Count} payloads, the reference finds {expected.Count}, or their bytes differ");
+        Require(SameFrames(payloads, expected), $"the decoder passed on {payloads.Count} payloads, the reference finds {expected.Count}, or their bytes differ");
         Require(errors.Count == (bad ? 1 : 0) && (!bad || errors.First is InvalidFrameException),
             $"{errors.Count} errors ({errors.First?.GetType().Name}) for bad input: {bad}");
     }
@@ -210,6 +208,9 @@ public static class FuzzTargets
 
         return (frames, buffer.Length > 0);
     }
+
+    private static bool SameFrames(List<byte[]> found, List<byte[]> expected) =>
+        found.Count == expected.Count && found.Zip(expected).All(pair => pair.First.AsSpan().SequenceEqual(pair.Second));
 
     // The bytes as a sequence of segments whose lengths follow from the seed: one to many, empty ones included.
     internal static ReadOnlySequence<byte> Segmented(ReadOnlyMemory<byte> bytes, byte seed)

@@ -2,6 +2,7 @@ using System.Collections.Concurrent;
 using Akka.Actor;
 using Akka.Configuration;
 using Akka.Remote.Transport;
+using FlushBatching.Framing;
 
 namespace RemotePingPong.Ceiling;
 
@@ -32,7 +33,7 @@ public sealed class InMemoryTransport : Transport
         System = system;
         Config = config;
         SchemeIdentifier = "tcp";
-        MaximumPayloadBytes = config.GetByteSize("maximum-frame-size", null) ?? 128_000;
+        MaximumPayloadBytes = config.GetByteSize(FramingSettings.MaximumFrameSizeKey, null) ?? FramingSettings.DefaultMaximumFrameSize;
     }
 
     /// <inheritdoc />

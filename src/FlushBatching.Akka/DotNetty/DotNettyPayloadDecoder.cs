@@ -19,13 +19,13 @@ namespace FlushBatching.Akka;
 /// </remarks>
 internal sealed class DotNettyPayloadDecoder : ChannelHandlerAdapter
 {
+    // A frame's buffer starts at the bytes already read, or this many, whichever is more (never past the frame).
+    private const int MinimumPayloadBuffer = 4096;
+
     private readonly FramingSettings _settings;
     private readonly FlushBatchingMetrics _metrics;
     private readonly byte[] _header = new byte[FramingSettings.HeaderLength];
     private int _headerFilled;
-    // A frame's buffer starts at the bytes already read, or this many, whichever is more (never past the frame).
-    private const int MinimumPayloadBuffer = 4096;
-
     private byte[]? _payload;
     private int _payloadLength;
     private int _payloadFilled;
