@@ -5,7 +5,7 @@ namespace FlushBatching.Diagnostics;
 
 /// <summary>
 /// The counters of the <c>FlushBatching</c> Meter: frames and bytes sent and received, sends, flushes by
-/// reason, and histograms of frames and bytes per send. Read them with <c>dotnet-counters monitor -n APP
+/// reason, histograms of frames and bytes per send, and the pooled buffers connections hold. Read them with <c>dotnet-counters monitor -n APP
 /// --counters FlushBatching</c> or any OpenTelemetry exporter (<c>AddMeter("FlushBatching")</c>).
 /// </summary>
 /// <remarks>
@@ -46,6 +46,9 @@ public sealed class FlushBatchingMetrics : IDisposable
     private readonly Histogram<int> _framesPerSend;
     private readonly Histogram<long> _bytesPerSend;
 
+    // Rented from a connection's BufferPool and not yet returned, over every connection using this instance.
+    private long _buffersRented;
+
     /// <summary>Creates the instruments on a new Meter named <see cref="MeterName"/>.</summary>
     /// <param name="tags">Put on every measurement; few values in all, such as one per ActorSystem.</param>
     public FlushBatchingMetrics(params KeyValuePair<string, object?>[] tags)
@@ -63,6 +66,11 @@ public sealed class FlushBatchingMetrics : IDisposable
         _bytesReceived = Meter.CreateCounter<long>("flushbatching.bytes.received", "By", "Payload bytes read from sockets.");
         _framesPerSend = Meter.CreateHistogram("flushbatching.frames_per_send", "{frame}", "Frames in each send: how well writes are batched.", advice: FramesPerSendAdvice);
         _bytesPerSend = Meter.CreateHistogram("flushbatching.bytes_per_send", "By", "Bytes in each send.", advice: BytesPerSendAdvice);
+        Meter.CreateObservableUpDownCounter(
+            "flushbatching.buffers.rented",
+            () => new Measurement<long>(Volatile.Read(ref _buffersRented), _tags),
+            "{buffer}",
+            "Buffers rented from the connections' pool and not yet returned: level under steady load, back to zero when every connection is closed; growth is a leak.");
     }
 
     /// <summary>The instance connections use by default.</summary>
@@ -98,6 +106,12 @@ public sealed class FlushBatchingMetrics : IDisposable
 
     /// <summary>Records one write refused by back-pressure (not by a closed connection).</summary>
     internal void RecordRefused() => _writesRefused.Add(1, _tags.AsSpan());
+
+    /// <summary>Records a buffer rented from a connection's pool.</summary>
+    internal void RecordBufferRented() => Interlocked.Increment(ref _buffersRented);
+
+    /// <summary>Records a buffer given back to a connection's pool.</summary>
+    internal void RecordBufferReturned() => Interlocked.Decrement(ref _buffersRented);
 
     /// <summary>Records frames read from a socket.</summary>
     internal void RecordReceived(long frames, long bytes)

@@ -266,6 +266,7 @@ internal sealed class FrameWriteQueue
         if (_chunk is null || ChunkSize - _chunkUsed < length)
         {
             _chunk = _pool.Rent(Math.Max(length, ChunkSize));
+            _settings.Metrics.RecordBufferRented();
             _chunkUsed = 0;
         }
 
@@ -302,6 +303,7 @@ internal sealed class FrameWriteQueue
         if (_sentChunk is not null)
         {
             _pool.Return(_sentChunk);
+            _settings.Metrics.RecordBufferReturned();
             _sentChunk = null;
         }
     }

@@ -85,6 +85,6 @@ internal static class SocketSetup
             throw;
         }
 
-        return new TlsConnectionIo(socket, stream, settings.BufferPool);
+        return new TlsConnectionIo(socket, stream, settings);
     }
 }

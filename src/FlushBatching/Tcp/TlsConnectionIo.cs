@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Net.Security;
 using System.Net.Sockets;
+using FlushBatching.Diagnostics;
 
 namespace FlushBatching.Tcp;
 
@@ -13,12 +14,14 @@ internal sealed class TlsConnectionIo : ConnectionIo
     private readonly Socket _socket;
     private readonly SslStream _stream;
     private readonly ArrayPool<byte> _pool;
+    private readonly FlushBatchingMetrics _metrics;
 
-    public TlsConnectionIo(Socket socket, SslStream stream, ArrayPool<byte> pool)
+    public TlsConnectionIo(Socket socket, SslStream stream, ConnectionSettings settings)
     {
         _socket = socket;
         _stream = stream;
-        _pool = pool;
+        _pool = settings.BufferPool;
+        _metrics = settings.Metrics;
     }
 
     public override ValueTask<int> ReceiveAsync(Memory<byte> buffer) => _stream.ReadAsync(buffer);
@@ -32,6 +35,7 @@ internal sealed class TlsConnectionIo : ConnectionIo
         }
 
         var buffer = _pool.Rent(checked((int)bytes));
+        _metrics.RecordBufferRented();
         try
         {
             var offset = 0;
@@ -46,6 +50,7 @@ internal sealed class TlsConnectionIo : ConnectionIo
         finally
         {
             _pool.Return(buffer);
+            _metrics.RecordBufferReturned();
         }
     }
 

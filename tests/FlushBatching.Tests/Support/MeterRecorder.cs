@@ -30,6 +30,14 @@ public sealed class MeterRecorder : IDisposable
 
     public IEnumerable<long> Values(string instrument) => Measurements.Where(m => m.Instrument == instrument).Select(m => m.Value);
 
+    /// <summary>What the observable <paramref name="instrument"/> reads now.</summary>
+    public long Observe(string instrument)
+    {
+        var before = Measurements.Count(m => m.Instrument == instrument);
+        _listener.RecordObservableInstruments();
+        return Values(instrument).Skip(before).Single();
+    }
+
     private void Record(Instrument instrument, long value, ReadOnlySpan<KeyValuePair<string, object?>> tags)
     {
         string? reason = null;

@@ -36,4 +36,28 @@ public class MetricsTests
         Assert.Equal(95, recorder.Sum("flushbatching.frames.received"));
         Assert.Equal(95 * 6, recorder.Sum("flushbatching.bytes.received"));
     }
+
+    [Fact]
+    public async Task Buffers_rented_counts_the_chunks_a_connection_holds_and_falls_to_zero_when_it_closes()
+    {
+        using var metrics = new FlushBatchingMetrics();
+        using var recorder = new MeterRecorder(metrics);
+        var scheduler = new ManualScheduler();
+        await using var loopback = Loopback.Listen(ConnectionSettings.Default.WithMetrics(metrics));
+        var (client, server) = await loopback.ConnectAsync(ConnectionSettings.Default.WithMetrics(metrics).WithSendScheduler(scheduler));
+        var received = new FrameCollector();
+        server.Start(received);
+        Assert.Equal(0, recorder.Observe("flushbatching.buffers.rented"));
+
+        // Two frames larger than a chunk: a buffer each, both held until the send loop has sent past them.
+        client.TryWrite(new byte[40_000]);
+        client.TryWrite(new byte[40_000]);
+        Assert.Equal(2, recorder.Observe("flushbatching.buffers.rented"));
+
+        scheduler.RunAll();
+        await received.WaitForCountAsync(2);
+        await client.DisposeAsync();
+        await server.DisposeAsync();
+        Assert.Equal(0, recorder.Observe("flushbatching.buffers.rented"));
+    }
 }
