@@ -1,12 +1,13 @@
 using System.CommandLine;
 using Akka.Actor;
 using Akka.Configuration;
-using System.Runtime.InteropServices;
 using System.Text.Json;
 using FlushBatching;
 using FlushBatching.Akka;
 using FlushBatching.Benchmarks.Shared;
+using FlushBatching.Tests.Support;
 using RemotePingPong;
+using RemotePingPong.Soak;
 
 const int WarmUpClients = 5;
 
@@ -43,6 +44,13 @@ var serverTransportOption = new Option<string?>("--server-transport")
 serverTransportOption.AcceptOnlyFromAmong(TransportUnderTest.ServerNames);
 var hostnameOption = new Option<string>("--hostname") { Description = "The address this process binds (both roles); another host must reach it.", DefaultValueFactory = _ => "127.0.0.1" };
 var publicHostnameOption = new Option<string>("--public-hostname") { Description = "The address others reach this process by, when it differs from --hostname (such as --hostname 0.0.0.0).", DefaultValueFactory = _ => "" };
+var soakOption = new Option<int>("--soak")
+{
+    Description = "With --role client: a soak of this many minutes instead of the rows: steady load on the first --transport with the last --clients count, connections re-made every --soak-cycle minutes, both processes sampled every --sample-every seconds; fails when a holding grows. benchmarks/soak.sh runs it.",
+};
+var soakCycleOption = new Option<int>("--soak-cycle") { Description = "With --soak: minutes between dropping the client side's connections and making new ones.", DefaultValueFactory = _ => 3 };
+var sampleEveryOption = new Option<int>("--sample-every") { Description = "With --soak: seconds between samples.", DefaultValueFactory = _ => 60 };
+var tlsOption = new Option<bool>("--tls") { Description = "With --soak: both sides over TLS, with a self-signed certificate made for the run." };
 var portOption = new Option<int>("--port") { Description = "With --role server: the port clients reach the server on.", DefaultValueFactory = _ => 4055 };
 
 var root = new RootCommand(
@@ -50,7 +58,7 @@ var root = new RootCommand(
 {
     transportOption, clientsOption, messagesOption, repeatOption, payloadOption, setOption, latencyOption, roundTripsOption, quickOption, jsonOption,
     sweepOption, sweepWritesOption, sweepBytesOption, sweepIntervalOption, roleOption, serverOption, serverTransportOption, hostnameOption,
-    publicHostnameOption, portOption,
+    publicHostnameOption, portOption, soakOption, soakCycleOption, sampleEveryOption, tlsOption,
 };
 
 root.SetAction(async (parse, _) =>
@@ -66,6 +74,13 @@ root.SetAction(async (parse, _) =>
     if (role == "client" && parse.GetValue(serverOption) is null)
     {
         Console.Error.WriteLine("--role client needs --server, the address the server printed.");
+        return 2;
+    }
+
+    var soakMinutes = parse.GetValue(soakOption);
+    if (soakMinutes != 0 && (role != "client" || soakMinutes < 0 || parse.GetValue(soakCycleOption) < 1 || parse.GetValue(sampleEveryOption) < 1))
+    {
+        Console.Error.WriteLine("--soak takes --role client and a positive number of minutes; --soak-cycle and --sample-every must be at least 1.");
         return 2;
     }
 
@@ -85,9 +100,15 @@ root.SetAction(async (parse, _) =>
 
     string section;
     List<(string Writes, string Bytes, string Interval)>? grid = null;
+    using var certificate = parse.GetValue(tlsOption) ? new SelfSignedCertificate() : null;
     try
     {
         section = Section(parse.GetValue(setOption) ?? []);
+        if (certificate is not null)
+        {
+            section += Environment.NewLine + SoakRun.TlsSection(certificate);
+        }
+
         if (parse.GetValue(sweepOption))
         {
             grid = Grid(
@@ -103,7 +124,7 @@ root.SetAction(async (parse, _) =>
     }
 
     var transports = parse.GetValue(transportOption)!.Distinct().Select(name => TransportUnderTest.Create(name, section)).ToArray();
-    Console.WriteLine($"RemotePingPong: {Environment.ProcessorCount} cores, {RuntimeInformation.OSDescription}, {RuntimeInformation.FrameworkDescription}");
+    Console.WriteLine($"RemotePingPong: {Report.ThisMachine}");
     Console.WriteLine($"{PingPongRun.InFlight} in flight per client, {messages} messages per client, {payload} B payload, {repeat} run(s) per row");
     if (section.Length > 0)
     {
@@ -128,6 +149,33 @@ root.SetAction(async (parse, _) =>
     }
 
     Console.WriteLine(echoes.Description);
+    if (soakMinutes > 0)
+    {
+        try
+        {
+            var soak = await SoakRun.RunAsync(
+                (RemoteEchoHost)echoes, transports[0], certificate is not null, clientCounts[^1], payload, TimeSpan.FromMinutes(soakMinutes),
+                TimeSpan.FromMinutes(parse.GetValue(soakCycleOption)), TimeSpan.FromSeconds(parse.GetValue(sampleEveryOption)));
+            soak.Print();
+            if (parse.GetValue(jsonOption) is { } soakJson)
+            {
+                await File.WriteAllTextAsync(soakJson.FullName, JsonSerializer.Serialize(soak, new JsonSerializerOptions { WriteIndented = true }));
+                Console.WriteLine($"wrote {soakJson.FullName}");
+            }
+
+            return soak.Failed ? 1 : 0;
+        }
+        catch (Exception e) when (e is TimeoutException or AskTimeoutException or ActorNotFoundException)
+        {
+            Console.Error.WriteLine($"error: {e.Message}");
+            return 1;
+        }
+        finally
+        {
+            await control!.Terminate();
+        }
+    }
+
     using var counter = new FrameCounter();
     var report = new Report();
     try

@@ -38,6 +38,16 @@ internal sealed class RemoteEchoHost : EchoHost
         return Address.Parse(address);
     }
 
+    /// <summary>Starts an echo system that keeps <paramref name="standingEchoes"/> echo actors up for clients that come and go.</summary>
+    public async Task<Address> StartStandingAsync(TransportUnderTest transport, int standingEchoes)
+    {
+        var address = await _server.Ask<string>(new EchoServer.StartEchoes(_serverTransport ?? transport.Name, _overrides, standingEchoes), Patience);
+        return Address.Parse(address);
+    }
+
+    /// <summary>What the server process holds now.</summary>
+    public Task<Soak.ProcessSample> SampleAsync() => _server.Ask<Soak.ProcessSample>(new EchoServer.Sample(), Patience);
+
     public override Task BeginRowAsync() => _server.Ask<bool>(new EchoServer.BeginRow(), Patience);
 
     public override async Task<ProcessCost?> EndRowAsync() => await _server.Ask<ProcessCost>(new EchoServer.EndRow(), Patience);

@@ -1,6 +1,6 @@
 // Renders the benchmarks' JSON files as SVG charts (vega-lite, headless).
-// Usage: node render.mjs --remote remote.json [--transport transport.json] [--out ../../docs/charts]
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// Usage: node render.mjs [--remote remote.json] [--transport transport.json] [--soak SOAK_DIR] [--out ../../docs/charts]
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as vega from 'vega';
@@ -10,6 +10,7 @@ const { values: args } = parseArgs({
   options: {
     remote: { type: 'string' },
     transport: { type: 'string' },
+    soak: { type: 'string' },
     out: { type: 'string', default: '../../docs/charts' },
   },
 });
@@ -87,4 +88,33 @@ if (args.transport) {
     { ...lineChart('TransportPingPong: median round trip by connection pairs (50 in flight)', points, 'Batching', 'Pairs', 'pairs'),
       encoding: { x: { field: 'Pairs', type: 'quantitative', title: 'pairs' }, y: { field: 'MsgsPerSec', type: 'quantitative', title: 'round trip p50 [µs]', scale: { type: 'log' } }, color: { field: 'Batching', type: 'nominal', title: null } } },
     join(args.out, 'transport-latency.svg'));
+}
+
+if (args.soak) {
+  // One chart per stack: what each process holds, minute by minute, with and without TLS, one panel per quantity.
+  const reports = readdirSync(args.soak).filter((f) => f.endsWith('.json')).map((f) => JSON.parse(readFileSync(join(args.soak, f), 'utf8')));
+  const quantities = [['working set [MB]', (p) => p.WorkingSetMb], ['GC heap [MB]', (p) => p.GcHeapMb], ['open file descriptors', (p) => p.OpenFiles], ['threads', (p) => p.Threads]];
+  for (const transport of [...new Set(reports.map((r) => r.Transport))]) {
+    const values = reports.filter((r) => r.Transport === transport).flatMap((r) => r.Samples.flatMap((s) =>
+      [['client', s.Client], ['server', s.Server]].flatMap(([side, process]) => quantities.map(([quantity, read]) =>
+        ({ Minute: s.Minute, quantity, process: `${side}${r.Tls ? ', TLS' : ''}`, value: read(process) })))));
+    const minutes = Math.round(reports.find((r) => r.Transport === transport).Minutes);
+    await render({
+      $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+      title: { text: `Soak: ${transport}, ${minutes} minutes, connections re-made every few minutes`, subtitle: reports[0].Machine },
+      data: { values },
+      facet: { row: { field: 'quantity', type: 'nominal', title: null, sort: quantities.map(([q]) => q) } },
+      spec: {
+        width: 520,
+        height: 110,
+        mark: 'line',
+        encoding: {
+          x: { field: 'Minute', type: 'quantitative', title: 'minutes' },
+          y: { field: 'value', type: 'quantitative', title: null, scale: { zero: true } },
+          color: { field: 'process', type: 'nominal', title: null },
+        },
+      },
+      resolve: { scale: { y: 'independent' } },
+    }, join(args.out, `soak-${transport}.svg`));
+  }
 }

@@ -1,0 +1,66 @@
+namespace RemotePingPong.Soak;
+
+/// <summary>A soak's samples and the verdict on each quantity watched, as printed and written to the JSON file.</summary>
+public sealed record SoakReport(
+    string Machine,
+    string Transport,
+    bool Tls,
+    int Clients,
+    int Payload,
+    double Minutes,
+    double CycleMinutes,
+    int Cycles,
+    List<SoakSample> Samples,
+    List<SoakMetric> Metrics)
+{
+    /// <summary>Whether anything grew (or the rate fell) by more than its allowance.</summary>
+    public bool Failed => Metrics.Any(m => m.Failed);
+
+    /// <summary>Judges every quantity over the samples taken after <paramref name="warmUp"/>.</summary>
+    public static SoakReport Of(
+        string transport, bool tls, int clients, int payload, TimeSpan duration, TimeSpan cycle, int cycles, List<SoakSample> samples, TimeSpan warmUp)
+    {
+        var judged = samples.Where(s => s.Minute >= warmUp.TotalMinutes).ToList();
+        if (judged.Count < 3)
+        {
+            throw new TimeoutException($"a soak needs three samples after the {warmUp.TotalMinutes:N1}-minute warm-up; it took {judged.Count}: run it longer.");
+        }
+
+        var minutes = judged.Select(s => s.Minute).ToList();
+        SoakMetric Judge(string name, Func<SoakSample, double> value, double relative, double absolute, bool higherIsWorse = true) =>
+            SoakMetric.Judge(name, minutes, judged.Select(value).ToList(), relative, absolute, higherIsWorse);
+
+        var metrics = new List<SoakMetric>();
+        foreach (var (side, of) in new (string, Func<SoakSample, ProcessSample>)[] { ("client", s => s.Client), ("server", s => s.Server) })
+        {
+            metrics.Add(Judge($"{side} working set [MB]", s => of(s).WorkingSetMb, 0.10, 16));
+            metrics.Add(Judge($"{side} GC heap [MB]", s => of(s).GcHeapMb, 0.10, 16));
+            metrics.Add(Judge($"{side} FlushBatching buffers rented", s => of(s).RentedBuffers, 0, 16));
+            metrics.Add(Judge($"{side} DotNetty pooled buffers out", s => of(s).DotNettyBuffers, 0.10, 64));
+            metrics.Add(Judge($"{side} open file descriptors", s => of(s).OpenFiles, 0, 8));
+            metrics.Add(Judge($"{side} threads", s => of(s).Threads, 0.10, 4));
+        }
+
+        metrics.Add(Judge("gen2 collections per minute", s => s.Gen2PerMinute, 0.5, 1));
+        metrics.Add(Judge("msgs/sec", s => s.MsgsPerSec, 0.25, 0, higherIsWorse: false));
+        metrics.Add(Judge("CPU per message [us]", s => s.CpuUsPerMessage, 0.25, 0));
+        return new SoakReport(
+            Report.ThisMachine,
+            transport, tls, clients, payload, duration.TotalMinutes, cycle.TotalMinutes, cycles, samples, metrics);
+    }
+
+    /// <summary>The verdicts as a table on standard output.</summary>
+    public void Print()
+    {
+        Console.WriteLine();
+        Console.WriteLine(
+            $"Soak: {Transport}{(Tls ? " over TLS" : "")}, {Clients} clients, {Payload} B, {Minutes:N0} min, connections re-made every " +
+            $"{CycleMinutes:N0} min ({Cycles} times), {Samples.Count} samples");
+        Console.WriteLine("Medians of the first and last third of the samples after the warm-up; slope by least squares.");
+        Console.WriteLine($"{"quantity",-38}{"first",12}{"last",12}{"slope /h",12}{"allowed",10}  verdict");
+        foreach (var m in Metrics)
+        {
+            Console.WriteLine($"{m.Name,-38}{m.First,12:N1}{m.Last,12:N1}{m.SlopePerHour,12:N1}{m.Allowed,10:N1}  {(m.Failed ? (m.HigherIsWorse ? "GREW" : "FELL") : "level")}");
+        }
+    }
+}
