@@ -125,7 +125,9 @@ root.SetAction(async (parse, _) =>
 
     var transports = parse.GetValue(transportOption)!.Distinct().Select(name => TransportUnderTest.Create(name, section)).ToArray();
     Console.WriteLine($"RemotePingPong: {Report.ThisMachine}");
-    Console.WriteLine($"{PingPongRun.InFlight} in flight per client, {messages} messages per client, {payload} B payload, {repeat} run(s) per row");
+    Console.WriteLine(soakMinutes > 0
+        ? $"soak: {PingPongRun.InFlight} in flight per client, {clientCounts[^1]} clients, {payload} B payload, {soakMinutes} minutes"
+        : $"{PingPongRun.InFlight} in flight per client, {messages} messages per client, {payload} B payload, {repeat} run(s) per row");
     if (section.Length > 0)
     {
         Console.WriteLine($"this project's transports: {section}");

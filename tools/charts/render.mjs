@@ -93,7 +93,12 @@ if (args.transport) {
 if (args.soak) {
   // One chart per stack: what each process holds, minute by minute, with and without TLS, one panel per quantity.
   const reports = readdirSync(args.soak).filter((f) => f.endsWith('.json')).map((f) => JSON.parse(readFileSync(join(args.soak, f), 'utf8')));
-  const quantities = [['working set [MB]', (p) => p.WorkingSetMb], ['GC heap [MB]', (p) => p.GcHeapMb], ['open file descriptors', (p) => p.OpenFiles], ['threads', (p) => p.Threads]];
+  const quantities = [
+    ['working set [MB]', (p) => p.WorkingSetMb],
+    ['live heap outside DotNetty\'s pool [MB]', (p) => p.LiveHeapMb - p.DotNettyPoolMb],
+    ['open file descriptors', (p) => p.OpenFiles],
+    ['threads', (p) => p.Threads],
+  ];
   for (const transport of [...new Set(reports.map((r) => r.Transport))]) {
     const values = reports.filter((r) => r.Transport === transport).flatMap((r) => r.Samples.flatMap((s) =>
       [['client', s.Client], ['server', s.Server]].flatMap(([side, process]) => quantities.map(([quantity, read]) =>
