@@ -1,0 +1,49 @@
+using Akka.Actor;
+using Akka.Event;
+using FlushBatching.Akka.Tests.Support;
+
+namespace FlushBatching.Akka.Tests;
+
+/// <summary>Messages of megabytes, with <c>maximum-frame-size</c> raised as a user would, and one past it.</summary>
+public abstract partial class TransportSuite
+{
+    private const string FourMegabyteFrames = "maximum-frame-size = 4000000b";
+
+    [Theory]
+    [MemberData(nameof(Peers))]
+    public async Task Messages_of_up_to_three_megabytes_cross_both_ways_byte_identical_with_the_frame_size_raised(string client, string server)
+    {
+        await using var a = Node.Start("client", ClassOf(client), FourMegabyteFrames);
+        await using var b = Node.Start("server", ClassOf(server), FourMegabyteFrames);
+        b.System.ActorOf(Props.Create<Echo>(), "echo");
+        var echo = await b.Resolve(a, "echo");
+
+        foreach (var size in new[] { 16 * 1024, 256 * 1024, 1024 * 1024, 3 * 1024 * 1024 })
+        {
+            var payload = new byte[size];
+            new Random(size).NextBytes(payload);
+            var reply = await echo.Ask<byte[]>(payload, AskTimeout);
+            Assert.True(reply.AsSpan().SequenceEqual(payload), $"the {size}-byte message came back changed");
+        }
+    }
+
+    [Fact]
+    public async Task A_message_past_the_maximum_frame_size_is_dropped_with_one_log_line_and_the_association_stays_live()
+    {
+        await using var a = Node.Start("sender", TransportClass);
+        await using var b = Node.Start("receiver", TransportClass);
+        b.System.ActorOf(Props.Create<Echo>(), "echo");
+        var echo = await b.Resolve(a, "echo");
+        Assert.Equal("before", await echo.Ask<string>("before", AskTimeout));
+
+        // Akka.Remote refuses it at the sender against the transport's MaximumPayloadBytes: the frame never leaves.
+        echo.Tell(new byte[200_000]);
+        Assert.Equal("after", await echo.Ask<string>("after", AskTimeout));
+
+        static bool Oversized(LogEvent e) => e.ToString().Contains("oversized payload", StringComparison.OrdinalIgnoreCase);
+        await Poll.Until(() => a.Logs.Any(Oversized), "the sender's line about the oversized message");
+        Assert.Single(a.Logs, Oversized);
+        Assert.Equal(LogLevel.ErrorLevel, a.Logs.Single(Oversized).LogLevel());
+        Assert.DoesNotContain(a.Logs.Concat(b.Logs), e => e.ToString().Contains("Disassociated", StringComparison.OrdinalIgnoreCase) || e is Error && !Oversized(e));
+    }
+}
