@@ -20,4 +20,10 @@ public class SettingTextTests
     [InlineData(1, "100ns")]
     public void Durations_are_written_in_the_largest_unit_that_keeps_them_whole(long ticks, string text) =>
         Assert.Equal(text, SettingText.FormatDuration(TimeSpan.FromTicks(ticks)));
+
+    [Theory]
+    [InlineData(-(1L << 20), "-1m")]
+    [InlineData(-(3L << 10), "-3k")]
+    public void Negative_sizes_in_error_messages_keep_their_sign(long bytes, string text) =>
+        Assert.Equal(text, SettingText.FormatSize(bytes));
 }

@@ -24,4 +24,33 @@ public class BatchingSettingsTests
         Assert.Equal(BatchingSettings.MaxPendingWritesLimit, BatchingSettings.Default.WithMaxPendingWrites(BatchingSettings.MaxPendingWritesLimit).MaxPendingWrites);
         Assert.Equal(BatchingSettings.MaxPendingBytesLimit, BatchingSettings.Default.WithMaxPendingBytes(BatchingSettings.MaxPendingBytesLimit).MaxPendingBytes);
     }
+
+    [Fact]
+    public void Each_limit_is_accepted_at_its_edge()
+    {
+        Assert.Equal(1, BatchingSettings.Default.WithMaxPendingWrites(1).MaxPendingWrites);
+        Assert.Equal(1, BatchingSettings.Default.WithMaxPendingBytes(1).MaxPendingBytes);
+        Assert.Equal(TimeSpan.FromTicks(1), BatchingSettings.Default.WithFlushInterval(TimeSpan.FromTicks(1)).FlushInterval);
+        Assert.Equal(BatchingSettings.FlushIntervalLimit, BatchingSettings.Default.WithFlushInterval(BatchingSettings.FlushIntervalLimit).FlushInterval);
+    }
+
+    public static TheoryData<Func<BatchingSettings>, string, string> PastTheLimits => new()
+    {
+        { () => BatchingSettings.Default.WithMaxPendingWrites(BatchingSettings.MaxPendingWritesLimit + 1), "'65537' for 'max-pending-writes'", "a whole number from 1 to 65536" },
+        { () => BatchingSettings.Default.WithMaxPendingBytes(BatchingSettings.MaxPendingBytesLimit + 1), "for 'max-pending-bytes'", "a size from 1b to 64m" },
+        { () => BatchingSettings.Default.WithFlushInterval(BatchingSettings.FlushIntervalLimit + TimeSpan.FromTicks(1)), "for 'flush-interval'", "a duration above 0 and at most 1h" },
+    };
+
+    [Theory]
+    [MemberData(nameof(PastTheLimits))]
+    public void A_value_one_step_past_a_limit_is_refused_naming_the_key_the_value_and_what_is_allowed(Func<BatchingSettings> make, string named, string allowed)
+    {
+        var error = Assert.Throws<InvalidSettingException>(make);
+        Assert.Contains(named, error.Message);
+        Assert.Contains(allowed, error.Message);
+    }
+
+    [Fact]
+    public void Settings_turned_off_say_so_in_their_log_line() =>
+        Assert.StartsWith("enabled = off, ", BatchingSettings.Default.WithEnabled(false).ToString());
 }

@@ -87,4 +87,11 @@ public class FlushPolicyTests
         Assert.Null(policy.TimeUntilDue);
         Assert.Equal(before + TimeSpan.TicksPerSecond, clock.GetTimestamp());
     }
+
+    [Fact]
+    public void A_policy_needs_settings_and_a_clock()
+    {
+        Assert.Throws<ArgumentNullException>("settings", () => new FlushPolicy(null!, _clock));
+        Assert.Throws<ArgumentNullException>("timeProvider", () => new FlushPolicy(BatchingSettings.Default, null!));
+    }
 }

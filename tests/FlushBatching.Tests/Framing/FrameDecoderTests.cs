@@ -129,4 +129,39 @@ public class FrameDecoderTests
             return new ReadOnlySequence<byte>(first, 0, last, last.Memory.Length);
         }
     }
+
+    [Theory]
+    [InlineData(-1, "negative length -1")]
+    [InlineData(127997, "a frame of 127997 bytes plus the 4-byte prefix, above maximum-frame-size = 128000b")]
+    public void A_refused_length_says_which_way_it_is_wrong(int announced, string said)
+    {
+        var header = new byte[4];
+        FrameEncoder.WriteHeader(header, announced, ByteOrder.LittleEndian);
+        Assert.Contains(said, Assert.Throws<InvalidFrameException>(() => FrameDecoder.ReadLength(header, FramingSettings.Default)).Message);
+    }
+
+    [Fact]
+    public void The_largest_payload_passes_the_writers_check_and_one_byte_more_is_refused_naming_both_sizes()
+    {
+        var settings = FramingSettings.Default;
+        FrameEncoder.EnsurePayloadFits(settings.MaximumPayloadSize, settings);
+
+        var error = Assert.Throws<ArgumentException>(() => FrameEncoder.EnsurePayloadFits(settings.MaximumPayloadSize + 1, settings));
+        Assert.Equal("payload", error.ParamName);
+        Assert.Contains("A payload of 127997 bytes does not fit in a frame: maximum-frame-size is 128000 bytes", error.Message);
+        Assert.Contains("the largest payload is 127996 bytes after the 4-byte length prefix", error.Message);
+    }
+
+    [Fact]
+    public void Every_entry_point_refuses_missing_settings_by_name()
+    {
+        var buffer = new ReadOnlySequence<byte>(new byte[8]);
+        Assert.Throws<ArgumentNullException>("settings", () => FrameDecoder.TryReadFrame(ref buffer, null!, out _));
+        Assert.Throws<ArgumentNullException>("settings", () => FrameDecoder.ReadLength(new byte[4], null!));
+        Assert.Throws<ArgumentNullException>("settings", () => FrameEncoder.EnsurePayloadFits(1, null!));
+    }
+
+    [Fact]
+    public void A_close_inside_a_frame_says_how_many_bytes_were_missing() =>
+        Assert.Contains("5 bytes of an unfinished frame were left", InvalidFrameException.EndedInsideFrame(5).Message);
 }

@@ -36,4 +36,42 @@ public class ConnectionSettingsTests
         var settings = ConnectionSettings.Default.WithWriteBufferWaterMarks(100, 99);
         Assert.Equal(99, settings.WriteBufferLowWaterMark);
     }
+
+    [Fact]
+    public void Each_limit_is_accepted_at_its_edges()
+    {
+        var settings = ConnectionSettings.Default;
+        Assert.Equal(1, settings.WithBacklog(1).Backlog);
+        Assert.Equal(65535, settings.WithBacklog(65535).Backlog);
+        Assert.Equal(TimeSpan.FromTicks(1), settings.WithConnectTimeout(TimeSpan.FromTicks(1)).ConnectTimeout);
+        Assert.Equal(TimeSpan.FromHours(1), settings.WithConnectTimeout(TimeSpan.FromHours(1)).ConnectTimeout);
+        Assert.Equal(int.MaxValue, settings.WithSendBufferSize(int.MaxValue).SendBufferSize);
+        Assert.Equal(0, settings.WithReceiveBufferSize(0).ReceiveBufferSize);
+        var smallest = settings.WithWriteBufferWaterMarks(high: 1, low: 0);
+        Assert.Equal((1L, 0L), (smallest.WriteBufferHighWaterMark, smallest.WriteBufferLowWaterMark));
+        var largest = settings.WithWriteBufferWaterMarks(high: ConnectionSettings.MaxWriteBufferWaterMark, low: ConnectionSettings.MaxWriteBufferWaterMark - 1);
+        Assert.Equal(ConnectionSettings.MaxWriteBufferWaterMark, largest.WriteBufferHighWaterMark);
+    }
+
+    public static TheoryData<Func<ConnectionSettings>, string, string> PastTheLimits => new()
+    {
+        { () => ConnectionSettings.Default.WithBacklog(0), "'0' for 'backlog'", "a whole number from 1 to 65535" },
+        { () => ConnectionSettings.Default.WithBacklog(65536), "'65536' for 'backlog'", "a whole number from 1 to 65535" },
+        { () => ConnectionSettings.Default.WithConnectTimeout(TimeSpan.Zero), "for 'connection-timeout'", "a duration above 0 and at most 1h" },
+        { () => ConnectionSettings.Default.WithConnectTimeout(TimeSpan.FromHours(1) + TimeSpan.FromTicks(1)), "for 'connection-timeout'", "a duration above 0 and at most 1h" },
+        { () => ConnectionSettings.Default.WithSendBufferSize(-1), "'-1b' for 'send-buffer-size'", "a size from 0b (the operating system's default) to 2147483647b" },
+        { () => ConnectionSettings.Default.WithWriteBufferWaterMarks(high: 0, low: 0), "'0b' for 'write-buffer-high-water-mark'", "a size from 1b to" },
+        { () => ConnectionSettings.Default.WithWriteBufferWaterMarks(high: ConnectionSettings.MaxWriteBufferWaterMark + 1, low: 0), "for 'write-buffer-high-water-mark'", "which every stack can hold" },
+        { () => ConnectionSettings.Default.WithWriteBufferWaterMarks(high: 16, low: -1), "'-1b' for 'write-buffer-low-water-mark'", "a size from 0b to below write-buffer-high-water-mark (16b)" },
+        { () => ConnectionSettings.Default.WithWriteBufferWaterMarks(high: 16, low: 16), "'16b' for 'write-buffer-low-water-mark'", "a size from 0b to below write-buffer-high-water-mark (16b)" },
+    };
+
+    [Theory]
+    [MemberData(nameof(PastTheLimits))]
+    public void A_value_one_step_past_a_limit_is_refused_naming_the_key_the_value_and_what_is_allowed(Func<ConnectionSettings> make, string named, string allowed)
+    {
+        var error = Assert.Throws<InvalidSettingException>(make);
+        Assert.Contains(named, error.Message);
+        Assert.Contains(allowed, error.Message);
+    }
 }
