@@ -92,4 +92,57 @@ public sealed class FrameWriteQueueTests
         Assert.True(_pool.Rented > 3);
         _pool.AssertAllReturned();
     }
+
+    [Fact]
+    public void Small_frames_share_a_chunk_to_its_last_byte_and_a_frame_larger_than_a_chunk_gets_a_buffer_of_its_own()
+    {
+        var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool));
+        for (var i = 0; i < 10; i++)
+        {
+            queue.TryWrite(new byte[100], out _);
+        }
+
+        Assert.Equal(1, _pool.Rented);
+        queue.TryWrite(new byte[32 * 1024 - 10 * 104 - 4], out _); // exactly the rest of the chunk
+        Assert.Equal(1, _pool.Rented);
+        queue.TryWrite([1], out _);
+        Assert.Equal(2, _pool.Rented);
+        queue.TryWrite(new byte[40_000], out _);
+        Assert.Equal(3, _pool.Rented);
+        queue.TryWrite([1], out _); // not after the large frame, in a buffer sized for it alone
+        Assert.Equal(4, _pool.Rented);
+
+        queue.Take(holding: false, _signal, out var frames);
+        Assert.All(frames.Take(11), frame => Assert.Same(frames[0].Array, frame.Array));
+        Assert.Equal(Enumerable.Range(0, 11).Select(i => i * 104), frames.Take(11).Select(frame => frame.Offset));
+    }
+
+    [Fact]
+    public void Writes_become_writable_again_when_unsent_bytes_fall_exactly_to_the_low_water_mark()
+    {
+        var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool).WithWriteBufferWaterMarks(high: 100, low: 54));
+        queue.TryWrite(new byte[50], out _);
+        queue.TryWrite(new byte[50], out _);
+        Assert.False(queue.IsWritable);
+
+        queue.Take(holding: false, _signal, out var frames);
+        queue.OnSent([frames[0]], 54);
+
+        Assert.True(queue.IsWritable);
+    }
+
+    [Fact]
+    public void Only_writes_refused_by_back_pressure_are_counted_not_those_refused_after_a_close()
+    {
+        using var metrics = new FlushBatching.Diagnostics.FlushBatchingMetrics();
+        using var recorder = new MeterRecorder(metrics);
+        var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool).WithMetrics(metrics).WithWriteBufferWaterMarks(high: 10, low: 0));
+        queue.TryWrite(new byte[20], out _);
+
+        Assert.False(queue.TryWrite([1], out _));
+        Assert.Equal(1, recorder.Sum("flushbatching.writes.refused"));
+        queue.RequestClose(out _);
+        Assert.False(queue.TryWrite([1], out _));
+        Assert.Equal(1, recorder.Sum("flushbatching.writes.refused"));
+    }
 }

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Mutation testing with Stryker.NET: how many deliberately wrong lines the tests notice. One GROUP of files at a time,
+# each with the fast deterministic tests that cover it (a test filter per group), so a group takes minutes instead of
+# rerunning the loopback-socket suites for every mutant. Not run by CI.
+#
+#   tools/mutate.sh GROUP...          GROUP: core-batching core-framing core-queue core-settings dotnetty-handler
+#                                            akka-settings akka-dotnetty, or all
+#
+# Writes Stryker's JSON and HTML reports under artifacts/mutation/GROUP/ and prints, per file, the mutants killed,
+# survived, timed out and not covered, the score, and every survivor with its line. CONCURRENCY (2) sets Stryker's.
+# Needs dotnet-stryker 5.1.0 (installed under artifacts/tools when missing).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+tools=$root/artifacts/tools
+[[ -x $tools/dotnet-stryker ]] || dotnet tool install dotnet-stryker --version 5.1.0 --tool-path "$tools" >/dev/null
+groups=("$@")
+[[ ${#groups[@]} -gt 0 ]] || { sed -n 2,12p "$0" >&2; exit 2; }
+[[ ${groups[0]} == all ]] && groups=(core-batching core-framing core-queue core-settings dotnetty-handler akka-settings akka-dotnetty)
+for group in "${groups[@]}"; do
+  # project under test | test project | files to mutate (comma-separated globs) | test filter
+  case $group in
+    core-batching) spec="FlushBatching.csproj|FlushBatching.Tests|**/Batching/*.cs|FullyQualifiedName~FlushBatching.Tests.Batching" ;;
+    core-framing) spec="FlushBatching.csproj|FlushBatching.Tests|**/Framing/*.cs|FullyQualifiedName~FlushBatching.Tests.Framing" ;;
+    core-queue) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/FrameWriteQueue.cs,**/Tcp/FrameSender.cs|FullyQualifiedName~FrameWriteQueue|FullyQualifiedName~SendPathModelTests" ;;
+    core-settings) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/ConnectionSettings.cs,**/SettingText.cs|FullyQualifiedName~ConnectionSettingsTests|FullyQualifiedName~SettingTextTests|FullyQualifiedName~BatchingSettingsTests|FullyQualifiedName~FramingSettingsTests" ;;
+    dotnetty-handler) spec="FlushBatching.DotNetty.csproj|FlushBatching.DotNetty.Tests|**/*.cs|FullyQualifiedName~FlushBatching.DotNetty.Tests&FullyQualifiedName!~PlacementTests" ;;
+    akka-settings) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/SectionReader.cs,**/BatchingTransportSettings.cs,**/TlsSection.cs|FullyQualifiedName~SettingsValidationTests|FullyQualifiedName~BatchingTransportSettingsTests" ;;
+    akka-dotnetty) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/DotNetty/DotNettyWriteQueue.cs,**/DotNetty/DotNettyPayloadDecoder.cs|FullyQualifiedName~DotNettyWriteQueue|FullyQualifiedName~DotNettyPayloadDecoderTests" ;;
+    *) echo "error: no group '$group'" >&2; exit 2 ;;
+  esac
+  # The filter, last, keeps its own '|' (a test filter's "or").
+  IFS='|' read -r project tests mutate filter <<<"$spec"
+  out=$root/artifacts/mutation/$group
+  rm -rf "$out"
+  mkdir -p "$out"
+  mutates=()
+  IFS=',' read -ra globs <<<"$mutate"
+  for glob in "${globs[@]}"; do mutates+=(--mutate "$glob"); done
+  echo "== $group: $mutate, tests: $filter"
+  (cd "$root/tests/$tests" && "$tools/dotnet-stryker" --project "$project" "${mutates[@]}" --test-case-filter "$filter" \
+    --configuration Release --concurrency "${CONCURRENCY:-2}" --reporter Json --reporter Html --reporter Progress \
+    --output "$out" --skip-version-check --break-on-initial-test-failure >"$out/stryker.log" 2>&1) ||
+    { tail -30 "$out/stryker.log" >&2; echo "error: stryker failed on $group (log: $out/stryker.log)" >&2; exit 1; }
+  python3 - "$root" "$out"/reports/mutation-report.json <<'PY'
+import json, os, sys
+root, report = sys.argv[1], json.load(open(sys.argv[2]))
+killed = ("Killed", "Timeout")
+for path, file in sorted(report["files"].items()):
+    mutants = [m for m in file["mutants"] if m["status"] not in ("Ignored", "CompileError")]
+    if not mutants:
+        continue
+    count = lambda *s: sum(m["status"] in s for m in mutants)
+    detected, valid = count(*killed), count(*killed, "Survived", "NoCoverage")
+    score = f"{100 * detected / valid:.1f}%" if valid else "-"
+    print(f"{os.path.relpath(path, root)}: {score} ({count('Killed')} killed, {count('Timeout')} timeout, "
+          f"{count('Survived')} survived, {count('NoCoverage')} not covered)")
+    for m in sorted(mutants, key=lambda m: m["location"]["start"]["line"]):
+        if m["status"] in ("Survived", "NoCoverage"):
+            print(f'  line {m["location"]["start"]["line"]}: {m["status"]} {m["mutatorName"]}: {m.get("replacement", "")!r}')
+PY
+done
