@@ -91,6 +91,12 @@ smoke_two_processes() {
   trap 'kill "$server" 2>/dev/null || true' RETURN
   address=$(benchmarks/server-address.sh "$log")
   bounded dotnet "$dll" --role client --server "$address" --transport flushbatching,stock,ceiling --clients 2 --messages 2000
+  # The soak's code path over TLS for one minute: that it samples, judges and prints its table, not its verdict, which a
+  # minute on a shared machine cannot give (benchmarks/soak.sh runs the real one).
+  bounded dotnet "$dll" --role client --server "$address" --transport flushbatching --clients 2 --soak 1 --sample-every 10 --tls \
+    >"$log.soak" 2>&1 || true
+  grep -q '^Soak: flushbatching over TLS' "$log.soak" || { cat "$log.soak" >&2; echo "error: the soak smoke run printed no table" >&2; exit 1; }
+  rm -f "$log.soak"
   kill -TERM "$server"
   for _ in $(seq 1 30); do
     kill -0 "$server" 2>/dev/null || break
