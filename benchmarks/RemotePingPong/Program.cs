@@ -84,6 +84,12 @@ root.SetAction(async (parse, _) =>
         return 2;
     }
 
+    if (parse.GetValue(tlsOption) && soakMinutes == 0)
+    {
+        Console.Error.WriteLine("--tls is only for --soak: the other modes measure the transports as they are configured with --set.");
+        return 2;
+    }
+
     PingPongRun.ClientHostname = hostname;
     var quick = parse.GetValue(quickOption);
     var clientCounts = quick ? [1, 10] : parse.GetValue(clientsOption)!;

@@ -11,8 +11,9 @@ namespace RemotePingPong.Soak;
 /// </summary>
 /// <param name="LiveHeapMb">What the GC heap holds after a full, compacting collection: live objects only, so that
 /// growth means something is kept that should not be, not that the GC chose to collect later.</param>
-/// <param name="DotNettyPoolMb">The chunks DotNetty's pooled allocator holds (on the GC heap, counted in the two
-/// above): it takes a 16 MB chunk per arena as threads first use it and keeps it, so it climbs in steps to a bound.</param>
+/// <param name="DotNettyPoolMb">The chunks DotNetty's pooled allocator holds in its heap and direct arenas (both are
+/// managed arrays, counted in the two above): it takes a 16 MB chunk per arena as threads first use it and keeps it, so
+/// it climbs in steps to a bound.</param>
 /// <param name="Gen2Collections">Gen2 collections so far, the sampler's own forced ones left out.</param>
 /// <param name="RentedBuffers">FlushBatching's <c>flushbatching.buffers.rented</c>, summed over every Meter instance.</param>
 /// <param name="DotNettyBuffers">Buffers out of DotNetty's default pooled allocator, which the DotNetty stack (and stock Akka.Remote) write with.</param>
@@ -47,7 +48,7 @@ public sealed record ProcessSample(
         return new ProcessSample(
             process.WorkingSet64 / 1048576.0,
             GC.GetTotalMemory(forceFullCollection: false) / 1048576.0,
-            PooledByteBufferAllocator.Default.Metric.UsedHeapMemory / 1048576.0,
+            (PooledByteBufferAllocator.Default.Metric.UsedHeapMemory + PooledByteBufferAllocator.Default.Metric.UsedDirectMemory) / 1048576.0,
             gen2,
             RentedNow(),
             DotNettyNow(),

@@ -16,7 +16,7 @@ internal sealed class FrameWriteQueue
 {
     // Frames are appended to pooled chunks of this size; a larger frame gets a buffer of its own. Few chunks are
     // out at once, so the pool serves them from its caches, where one buffer per frame would miss under load.
-    private const int ChunkSize = 32 * 1024;
+    internal const int ChunkSize = 32 * 1024;
 
     private readonly ConnectionSettings _settings;
     private readonly ArrayPool<byte> _pool;
@@ -226,23 +226,18 @@ internal sealed class FrameWriteQueue
     public void ReleaseAll(List<ArraySegment<byte>> held)
     {
         TaskCompletionSource? waiter;
-        byte[]? current;
         lock (_lock)
         {
             _closed = true;
             _writable = false;
+
+            // Oldest first. The chunk being written holds the newest frame, so it is among these or is the last
+            // chunk sent: nothing else to return.
             MovePast(held);
             MovePast(_taken);
             MovePast(_queue);
-            current = _chunk;
-            _chunk = null;
             waiter = _writableWaiter;
             _writableWaiter = null;
-        }
-
-        if (current is not null)
-        {
-            MovePastChunk(current);
         }
 
         ReturnSentChunk();

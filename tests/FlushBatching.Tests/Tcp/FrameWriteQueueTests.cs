@@ -103,7 +103,7 @@ public sealed class FrameWriteQueueTests
         }
 
         Assert.Equal(1, _pool.Rented);
-        queue.TryWrite(new byte[32 * 1024 - 10 * 104 - 4], out _); // exactly the rest of the chunk
+        queue.TryWrite(new byte[FrameWriteQueue.ChunkSize - 10 * 104 - 4], out _); // exactly the rest of the chunk
         Assert.Equal(1, _pool.Rented);
         queue.TryWrite([1], out _);
         Assert.Equal(2, _pool.Rented);
@@ -144,5 +144,89 @@ public sealed class FrameWriteQueueTests
         queue.RequestClose(out _);
         Assert.False(queue.TryWrite([1], out _));
         Assert.Equal(1, recorder.Sum("flushbatching.writes.refused"));
+    }
+
+    [Fact]
+    public void Waiting_to_write_ends_at_once_while_writable_or_closed_and_a_waiting_writer_is_freed_when_the_queue_is_released()
+    {
+        var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool).WithWriteBufferWaterMarks(high: 10, low: 0));
+        Assert.True(queue.WhenWritableAsync(CancellationToken.None).IsCompletedSuccessfully);
+
+        queue.TryWrite(new byte[20], out _);
+        var waiting = queue.WhenWritableAsync(CancellationToken.None);
+        Assert.False(waiting.IsCompleted);
+        queue.Close();
+
+        Assert.True(queue.WhenWritableAsync(CancellationToken.None).IsCompletedSuccessfully);
+        queue.ReleaseAll([]);
+        Assert.True(waiting.IsCompletedSuccessfully);
+    }
+
+    [Fact]
+    public void A_close_refuses_writes_at_once_and_the_send_loop_stops_at_its_next_look_even_with_frames_queued()
+    {
+        var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool));
+        queue.TryWrite([1], out _);
+
+        queue.Close();
+
+        Assert.False(queue.IsWritable);
+        Assert.False(queue.TryWrite([2], out _));
+        Assert.Equal(FrameWriteQueue.Next.Stop, queue.Take(holding: false, _signal, out _));
+    }
+
+    [Fact]
+    public void Once_every_buffer_is_released_the_queue_is_closed_to_writers_and_to_the_send_loop()
+    {
+        var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool));
+
+        queue.ReleaseAll([]);
+
+        Assert.False(queue.TryWrite([1], out _));
+        Assert.Equal(FrameWriteQueue.Next.Stop, queue.Take(holding: false, _signal, out _));
+    }
+
+    [Fact]
+    public void Asking_to_close_refuses_writes_before_the_queue_is_drained()
+    {
+        var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool));
+        queue.TryWrite([1, 2], out _);
+
+        queue.RequestClose(out _);
+
+        Assert.False(queue.IsWritable);
+        Assert.Equal(6, queue.UnsentBytes);
+        Assert.False(queue.RequestClose(out _));
+    }
+
+    [Fact]
+    public void Parking_clears_an_earlier_wake_so_the_send_loop_waits_for_the_next_write()
+    {
+        var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool));
+        _signal.Execute();
+
+        Assert.Equal(FrameWriteQueue.Next.Park, queue.Take(holding: false, _signal, out _));
+
+        Assert.False(_signal.WaitAsync().IsCompleted);
+        queue.TryWrite([1], out var wake);
+        Assert.True(wake);
+    }
+
+    [Fact]
+    public void The_buffers_rented_gauge_counts_each_chunk_from_its_rent_to_its_return()
+    {
+        using var metrics = new FlushBatching.Diagnostics.FlushBatchingMetrics();
+        using var recorder = new MeterRecorder(metrics);
+        var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool).WithMetrics(metrics));
+        queue.TryWrite([1], out _);
+        queue.TryWrite(new byte[FrameWriteQueue.ChunkSize], out _);
+
+        Assert.Equal(2, recorder.Observe("flushbatching.buffers.rented"));
+        queue.Take(holding: false, _signal, out var frames);
+        queue.OnSent([frames[0], frames[1]], frames[0].Count + frames[1].Count);
+        Assert.Equal(1, recorder.Observe("flushbatching.buffers.rented"));
+        frames.Clear();
+        queue.ReleaseAll([]);
+        Assert.Equal(0, recorder.Observe("flushbatching.buffers.rented"));
     }
 }

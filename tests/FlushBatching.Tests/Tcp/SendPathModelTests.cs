@@ -122,45 +122,4 @@ public sealed class SendPathModelTests
             at += FramingSettings.HeaderLength + length;
         }
     }
-
-    // A peer that takes every byte: each send copied out before it completes, sometimes after a yield, as a socket's
-    // send may complete later.
-    private sealed class RecordingIo : ConnectionIo
-    {
-        private readonly MemoryStream _sent = new();
-        private int _sends;
-        private int _frames;
-
-        public int Frames => Volatile.Read(ref _frames);
-
-        public byte[] Sent => _sent.ToArray();
-
-        public override ValueTask<int> ReceiveAsync(Memory<byte> buffer) => ValueTask.FromResult(0);
-
-        public override async ValueTask SendAsync(List<ArraySegment<byte>> frames, long bytes)
-        {
-            if (++_sends % 3 == 0)
-            {
-                await Task.Yield();
-            }
-
-            long copied = 0;
-            foreach (var segment in frames)
-            {
-                _sent.Write(segment);
-                copied += segment.Count;
-                for (var at = 0; at < segment.Count;)
-                {
-                    at += FramingSettings.HeaderLength + BinaryPrimitives.ReadInt32LittleEndian(segment.AsSpan(at));
-                    Interlocked.Increment(ref _frames);
-                }
-            }
-
-            Assert.Equal(bytes, copied);
-        }
-
-        public override ValueTask ShutdownSendAsync() => ValueTask.CompletedTask;
-
-        public override void Dispose() => _sent.Dispose();
-    }
 }

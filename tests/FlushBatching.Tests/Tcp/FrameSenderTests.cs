@@ -1,0 +1,125 @@
+using FlushBatching.Batching;
+using FlushBatching.Diagnostics;
+using FlushBatching.Tcp;
+using FlushBatching.Tests.Support;
+
+namespace FlushBatching.Tests.Tcp;
+
+/// <summary>
+/// The send loop on its own, no socket: what each send carries and why it was made, how it is woken, and that every
+/// buffer goes back when it stops, however it stops.
+/// </summary>
+public sealed class FrameSenderTests : IDisposable
+{
+    private readonly LeakCheckingPool _pool = new();
+    private readonly FlushBatchingMetrics _metrics = new();
+    private readonly MeterRecorder _recorder;
+
+    public FrameSenderTests() => _recorder = new MeterRecorder(_metrics);
+
+    [Fact]
+    public async Task A_burst_goes_out_in_sends_of_max_pending_writes_and_its_tail_at_burst_end_each_counted_with_its_reason()
+    {
+        var (queue, sender, io) = Create(BatchingSettings.Default.WithMaxPendingWrites(3));
+        for (var i = 0; i < 7; i++)
+        {
+            queue.TryWrite(new byte[10], out _);
+        }
+
+        await StopAsync(queue, sender, sender.SendToPeerAsync());
+
+        Assert.Equal([3, 3, 1], io.Sends.Select(send => send.Frames));
+        Assert.Equal([42, 42, 14], io.Sends.Select(send => send.Bytes));
+        Assert.Equal(2, _recorder.Sum("flushbatching.flushes", "count"));
+        Assert.Equal(1, _recorder.Sum("flushbatching.flushes", "burst-end"));
+        Assert.Equal(7, _recorder.Sum("flushbatching.frames.sent"));
+        Assert.Equal(98, _recorder.Sum("flushbatching.bytes.sent"));
+        Assert.Equal([3, 3, 1], _recorder.Values("flushbatching.frames_per_send"));
+        _pool.AssertAllReturned();
+    }
+
+    [Fact]
+    public async Task Frames_side_by_side_in_a_chunk_go_as_one_segment_and_a_frame_in_a_buffer_of_its_own_as_another()
+    {
+        var (queue, sender, io) = Create(BatchingSettings.Default.WithMaxPendingBytes(1_000_000));
+        queue.TryWrite(new byte[10], out _);
+        queue.TryWrite(new byte[10], out _);
+        queue.TryWrite(new byte[FrameWriteQueue.ChunkSize], out _);
+        queue.TryWrite(new byte[10], out _);
+
+        await StopAsync(queue, sender, sender.SendToPeerAsync());
+
+        Assert.Equal((3, 4, 3 * 14 + FrameWriteQueue.ChunkSize + 4), Assert.Single(io.Sends));
+    }
+
+    [Fact]
+    public async Task A_parked_send_loop_sends_nothing_until_its_wake_runs_on_the_send_scheduler()
+    {
+        var scheduler = new ManualScheduler();
+        var (queue, sender, io) = Create(BatchingSettings.Default, scheduler);
+        var sending = sender.SendToPeerAsync();
+
+        Assert.True(queue.TryWrite([1], out var wake));
+        Assert.True(wake);
+        sender.Wake();
+        Assert.Empty(io.Sends);
+        Assert.Equal(1, scheduler.Pending);
+
+        scheduler.RunAll();
+        await Until(() => io.Frames == 1);
+        await StopAsync(queue, sender, sending, scheduler);
+    }
+
+    [Fact]
+    public async Task A_send_that_fails_ends_the_loop_with_its_error_and_every_buffer_held_or_queued_goes_back()
+    {
+        var failure = new IOException("peer gone");
+        var (queue, sender, io) = Create(BatchingSettings.Default.WithMaxPendingWrites(2), failure: (After: 1, Error: failure));
+        for (var i = 0; i < 5; i++)
+        {
+            queue.TryWrite(new byte[i == 3 ? 40_000 : 100], out _);
+        }
+
+        Assert.Same(failure, await Assert.ThrowsAsync<IOException>(sender.SendToPeerAsync));
+
+        Assert.Single(io.Sends);
+        Assert.False(queue.TryWrite([1], out _));
+        _pool.AssertAllReturned();
+    }
+
+    public void Dispose()
+    {
+        _recorder.Dispose();
+        _metrics.Dispose();
+    }
+
+    private (FrameWriteQueue Queue, FrameSender Sender, RecordingIo Io) Create(
+        BatchingSettings batching, ManualScheduler? scheduler = null, (int After, Exception Error)? failure = null)
+    {
+        var settings = ConnectionSettings.Default.WithBufferPool(_pool).WithMetrics(_metrics).WithBatching(batching).WithSendScheduler(scheduler);
+        var io = new RecordingIo { Failure = failure };
+        var queue = new FrameWriteQueue(settings);
+        return (queue, new FrameSender(io, queue, settings), io);
+    }
+
+    // Asks the loop to close once everything queued is sent, and waits for it to stop.
+    private static async Task StopAsync(FrameWriteQueue queue, FrameSender sender, Task sending, ManualScheduler? scheduler = null)
+    {
+        if (queue.RequestClose(out var wake) && wake)
+        {
+            sender.Wake();
+            scheduler?.RunAll();
+        }
+
+        await sending.WaitAsync(FrameCollector.Patience);
+    }
+
+    private static async Task Until(Func<bool> condition)
+    {
+        using var patience = new CancellationTokenSource(FrameCollector.Patience);
+        while (!condition())
+        {
+            await Task.Delay(10, patience.Token);
+        }
+    }
+}
