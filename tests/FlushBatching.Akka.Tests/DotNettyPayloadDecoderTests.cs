@@ -3,6 +3,7 @@ using DotNetty.Transport.Channels;
 using DotNetty.Transport.Channels.Embedded;
 using FlushBatching.Diagnostics;
 using FlushBatching.Framing;
+using FlushBatching.Tests.Support;
 using Google.Protobuf;
 
 namespace FlushBatching.Akka.Tests;
@@ -32,24 +33,113 @@ public sealed class DotNettyPayloadDecoderTests
     }
 
     [Fact]
-    public void A_frame_arriving_in_many_reads_comes_out_whole_and_intact()
+    public void A_frame_arriving_in_many_reads_comes_out_whole_and_intact_its_buffer_grown_by_doubling()
     {
         using var metrics = new FlushBatchingMetrics();
         var channel = new EmbeddedChannel(new DotNettyPayloadDecoder(FramingSettings.Default, metrics));
         var payload = Enumerable.Range(0, 100_000).Select(i => (byte)(i * 7)).ToArray();
         var frame = BitConverter.GetBytes(payload.Length).Concat(payload).ToArray();
+        var before = GC.GetAllocatedBytesForCurrentThread();
 
         for (var at = 0; at < frame.Length; at += 1_000)
         {
             channel.WriteInbound(Unpooled.WrappedBuffer(frame, at, Math.Min(1_000, frame.Length - at)));
         }
 
+        // Doubling costs at most twice the frame; growing by each read's bytes would cost fifty times.
+        var allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+        Assert.True(allocated < 3 * payload.Length, $"{allocated} bytes allocated for a {payload.Length}-byte frame");
         Assert.Equal(payload, channel.ReadInbound<ByteString>().ToByteArray());
         Assert.Null(channel.ReadInbound<ByteString>());
     }
 
-    private sealed class Errors(List<Exception> errors) : ChannelHandlerAdapter
+    [Fact]
+    public void Frames_cut_anywhere_come_out_in_order_and_are_counted_once_per_read()
+    {
+        using var metrics = new FlushBatchingMetrics();
+        using var recorder = new MeterRecorder(metrics);
+        var channel = new EmbeddedChannel(new DotNettyPayloadDecoder(FramingSettings.Default, metrics));
+        var stream = Frame([1, 2, 3]).Concat(Frame([])).Concat(Frame([4, 5])).Concat(Frame([6, 7, 8, 9])).ToArray();
+
+        // Three whole frames and two bytes of a prefix, then two more, then the rest.
+        channel.WriteInbound(Unpooled.WrappedBuffer(stream, 0, 19));
+        channel.WriteInbound(Unpooled.WrappedBuffer(stream, 19, 2));
+        channel.WriteInbound(Unpooled.WrappedBuffer(stream, 21, stream.Length - 21));
+
+        Assert.Equal([[1, 2, 3], [], [4, 5], [6, 7, 8, 9]], Enumerable.Range(0, 4).Select(_ => channel.ReadInbound<ByteString>().ToByteArray()));
+        Assert.Equal([3, 1], recorder.Values("flushbatching.frames.received"));
+        Assert.Equal([5, 4], recorder.Values("flushbatching.bytes.received"));
+    }
+
+    [Fact]
+    public void Each_read_buffer_is_released_and_what_is_not_a_buffer_passes_on_untouched()
+    {
+        using var metrics = new FlushBatchingMetrics();
+        var channel = new EmbeddedChannel(new DotNettyPayloadDecoder(FramingSettings.Default, metrics));
+        var buffer = Unpooled.Buffer(16).WriteBytes(Frame([1]));
+
+        channel.WriteInbound(buffer, "not bytes");
+
+        Assert.Equal(0, buffer.ReferenceCount);
+        Assert.Equal([1], channel.ReadInbound<ByteString>().ToByteArray());
+        Assert.Equal("not bytes", channel.ReadInbound<string>());
+    }
+
+    [Fact]
+    public void A_refused_length_is_one_error_and_every_byte_after_it_is_dropped()
+    {
+        using var metrics = new FlushBatchingMetrics();
+        var errors = new List<Exception>();
+        var events = new List<string>();
+        var channel = new EmbeddedChannel(new DotNettyPayloadDecoder(FramingSettings.Default, metrics), new Errors(errors, events));
+
+        channel.WriteInbound(Unpooled.WrappedBuffer([0xFF, 0xFF, 0xFF, 0xFF, .. Frame([1])]));
+        channel.WriteInbound(Unpooled.WrappedBuffer(Frame([2])));
+        channel.Pipeline.FireChannelInactive();
+
+        Assert.IsType<InvalidFrameException>(Assert.Single(errors));
+        Assert.Null(channel.ReadInbound<ByteString>());
+        Assert.Equal(["inactive"], events);
+    }
+
+    [Theory]
+    [InlineData(2, 2)]
+    [InlineData(4 + 10, 14)]
+    public void A_peer_that_closes_inside_a_frame_is_an_error_naming_the_bytes_left_then_the_close_passes_on(int sent, int left)
+    {
+        using var metrics = new FlushBatchingMetrics();
+        var errors = new List<Exception>();
+        var events = new List<string>();
+        var channel = new EmbeddedChannel(new DotNettyPayloadDecoder(FramingSettings.Default, metrics), new Errors(errors, events));
+
+        channel.WriteInbound(Unpooled.WrappedBuffer(Frame(new byte[100]), 0, sent));
+        channel.Pipeline.FireChannelInactive();
+
+        Assert.Contains($" {left} bytes", Assert.IsType<InvalidFrameException>(Assert.Single(errors)).Message);
+        Assert.Equal(["inactive"], events);
+    }
+
+    [Fact]
+    public void A_peer_that_closes_between_frames_closes_cleanly()
+    {
+        using var metrics = new FlushBatchingMetrics();
+        var errors = new List<Exception>();
+        var events = new List<string>();
+        var channel = new EmbeddedChannel(new DotNettyPayloadDecoder(FramingSettings.Default, metrics), new Errors(errors, events));
+
+        channel.WriteInbound(Unpooled.WrappedBuffer(Frame([1, 2])));
+        channel.Pipeline.FireChannelInactive();
+
+        Assert.Empty(errors);
+        Assert.Equal(["inactive"], events);
+    }
+
+    private static byte[] Frame(byte[] payload) => [.. BitConverter.GetBytes(payload.Length), .. payload];
+
+    private sealed class Errors(List<Exception> errors, List<string>? events = null) : ChannelHandlerAdapter
     {
         public override void ExceptionCaught(IChannelHandlerContext context, Exception exception) => errors.Add(exception);
+
+        public override void ChannelInactive(IChannelHandlerContext context) => events?.Add("inactive");
     }
 }

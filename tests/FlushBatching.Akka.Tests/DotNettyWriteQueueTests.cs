@@ -106,6 +106,22 @@ public sealed class DotNettyWriteQueueTests
     }
 
     [Fact]
+    public void A_drain_takes_off_what_it_handed_on_the_moment_that_reaches_16_KiB()
+    {
+        const int frame = (int)DotNettyWriteQueue.UncountEvery / 2;
+        for (var i = 0; i < 3; i++)
+        {
+            _queue.TryEnqueue(Payload(frame - FramingSettings.HeaderLength), long.MaxValue);
+        }
+
+        var seen = new List<long>();
+        _queue.Drain(0, (_, _) => seen.Add(_queue.QueuedBytes));
+
+        Assert.Equal([3 * frame, 3 * frame, frame], seen);
+        Assert.Equal(0, _queue.QueuedBytes);
+    }
+
+    [Fact]
     public void Clear_drops_what_is_queued_and_its_count()
     {
         _queue.TryEnqueue(Payload(10), Room);
