@@ -21,7 +21,7 @@ for group in "${groups[@]}"; do
   case $group in
     core-batching) spec="FlushBatching.csproj|FlushBatching.Tests|**/Batching/*.cs|FullyQualifiedName~FlushBatching.Tests.Batching" ;;
     core-framing) spec="FlushBatching.csproj|FlushBatching.Tests|**/Framing/*.cs|FullyQualifiedName~FlushBatching.Tests.Framing" ;;
-    core-queue) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/FrameWriteQueue.cs,**/Tcp/FrameSender.cs|FullyQualifiedName~FrameWriteQueue|FullyQualifiedName~SendPathModelTests" ;;
+    core-queue) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/FrameWriteQueue.cs,**/Tcp/FrameSender.cs|FullyQualifiedName~FrameWriteQueue|FullyQualifiedName~FrameSenderTests|FullyQualifiedName~SendPathModelTests" ;;
     core-settings) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/ConnectionSettings.cs,**/SettingText.cs|FullyQualifiedName~ConnectionSettingsTests|FullyQualifiedName~SettingTextTests|FullyQualifiedName~BatchingSettingsTests|FullyQualifiedName~FramingSettingsTests" ;;
     dotnetty-handler) spec="FlushBatching.DotNetty.csproj|FlushBatching.DotNetty.Tests|**/*.cs|FullyQualifiedName~FlushBatching.DotNetty.Tests&FullyQualifiedName!~PlacementTests" ;;
     akka-settings) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/SectionReader.cs,**/BatchingTransportSettings.cs,**/TlsSection.cs|FullyQualifiedName~SettingsValidationTests|FullyQualifiedName~BatchingTransportSettingsTests" ;;
