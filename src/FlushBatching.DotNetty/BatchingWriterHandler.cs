@@ -166,11 +166,9 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     /// <summary>With writes pending, holds the flush until the next trigger; with none, passes it on.</summary>
     public override void Flush(IChannelHandlerContext context)
     {
-        if (_policy.HasPending)
-        {
-            QueueBurstEnd(context);
-        }
-        else
+        // Pending writes always have a burst-end check queued (the write that made them pending queued it): the
+        // flush rides on it.
+        if (!_policy.HasPending)
         {
             context.Flush();
         }
@@ -270,14 +268,15 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         return null;
     }
 
-    // DotNetty's encoder bases, by name: this package depends on DotNetty.Transport, not on DotNetty.Codecs.
+    // DotNetty's encoder bases (every one DotNetty.Codecs 0.7 has), by name: this package depends on
+    // DotNetty.Transport, not on DotNetty.Codecs.
     private static bool IsEncoder(Type? type)
     {
         for (; type is not null; type = type.BaseType)
         {
             if (type.IsGenericType && type.GetGenericTypeDefinition().FullName is
                 "DotNetty.Codecs.MessageToMessageEncoder`1" or "DotNetty.Codecs.MessageToByteEncoder`1" or
-                "DotNetty.Codecs.MessageToMessageCodec`2" or "DotNetty.Codecs.ByteToMessageCodec`1")
+                "DotNetty.Codecs.MessageToMessageCodec`2")
             {
                 return true;
             }

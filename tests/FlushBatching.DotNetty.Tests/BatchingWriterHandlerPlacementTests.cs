@@ -9,6 +9,7 @@ using DotNetty.Transport.Channels;
 using DotNetty.Transport.Channels.Embedded;
 using DotNetty.Transport.Channels.Sockets;
 using FlushBatching.Batching;
+using FlushBatching.Framing;
 using FlushBatching.Tests.Support;
 
 namespace FlushBatching.DotNetty.Tests;
@@ -102,6 +103,57 @@ public sealed class BatchingWriterHandlerPlacementTests
         channel.FinishAndReleaseAll();
     }
 
+    [Theory]
+    [InlineData("message-to-message encoder")]
+    [InlineData("message-to-byte encoder")]
+    [InlineData("message-to-message codec")]
+    [InlineData("a subclass of an encoder")]
+    public void Every_kind_of_DotNetty_encoder_nearer_the_socket_is_named_in_the_refusal(string kind)
+    {
+        var channel = new EmbeddedChannel();
+        channel.Pipeline.AddLast("users-framer", Encoder(kind));
+        channel.Pipeline.AddLast("batching", new BatchingWriterHandler(BatchingSettings.Default));
+
+        var refused = Assert.ThrowsAny<Exception>(() => channel.CheckException()).ToString();
+        Assert.Contains("after the encoder 'users-framer'", refused);
+        Assert.Contains("the encoder would frame each batch as one message", refused);
+        Assert.Contains("or pass combineBufferSize: 0", refused);
+        Assert.Null(channel.Pipeline.Get<BatchingWriterHandler>());
+        channel.FinishAndReleaseAll();
+    }
+
+    [Fact]
+    public void Encoders_nearer_the_application_and_other_handlers_nearer_the_socket_leave_it_in_place()
+    {
+        var channel = new EmbeddedChannel();
+        channel.Pipeline.AddLast("inspector", new ChannelHandlerAdapter());
+        channel.Pipeline.AddLast("batching", new BatchingWriterHandler(BatchingSettings.Default));
+        channel.Pipeline.AddLast("frame-encoder", new LengthFieldPrepender(2));
+
+        channel.CheckException();
+        Assert.NotNull(channel.Pipeline.Get<BatchingWriterHandler>());
+        channel.FinishAndReleaseAll();
+    }
+
+    [Fact]
+    public void Framing_its_own_payloads_it_combines_after_an_encoder_without_refusing()
+    {
+        var channel = new EmbeddedChannel(new LengthFieldPrepender(2), new BatchingWriterHandler(BatchingSettings.Default, framing: FramingSettings.Default));
+
+        channel.CheckException();
+        Assert.NotNull(channel.Pipeline.Get<BatchingWriterHandler>());
+        channel.FinishAndReleaseAll();
+    }
+
+    private static IChannelHandler Encoder(string kind) => kind switch
+    {
+        "message-to-message encoder" => new LengthFieldPrepender(2),
+        "message-to-byte encoder" => new CopyingEncoder(),
+        "message-to-message codec" => new PassingCodec(),
+        "a subclass of an encoder" => new SubclassedPrepender(),
+        _ => throw new ArgumentOutOfRangeException(nameof(kind), kind, null),
+    };
+
     // The order of docs/dotnetty.md: TLS first, then the handler, then the codecs, then the application.
     private static void AsTheGuideSays(IChannelPipeline pipeline, TlsHandler? tls, Collector app)
     {
@@ -145,4 +197,18 @@ public sealed class BatchingWriterHandlerPlacementTests
             }
         }
     }
+
+    private sealed class CopyingEncoder : MessageToByteEncoder<IByteBuffer>
+    {
+        protected override void Encode(IChannelHandlerContext context, IByteBuffer message, IByteBuffer output) => output.WriteBytes(message);
+    }
+
+    private sealed class PassingCodec : MessageToMessageCodec<IByteBuffer, IByteBuffer>
+    {
+        protected override void Encode(IChannelHandlerContext ctx, IByteBuffer msg, List<object> output) => output.Add(msg.Retain());
+
+        protected override void Decode(IChannelHandlerContext ctx, IByteBuffer msg, List<object> output) => output.Add(msg.Retain());
+    }
+
+    private sealed class SubclassedPrepender() : LengthFieldPrepender(2);
 }

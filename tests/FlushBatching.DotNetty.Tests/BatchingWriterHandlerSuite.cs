@@ -57,9 +57,15 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
     {
         Start(Settings());
         Write();
-        _channel.EventLoop.Execute(() => WriteMany(3)); // queued work that writes: the burst is not over yet
+        var flushesBehindTheWrites = -1;
+        _channel.EventLoop.Execute(() =>
+        {
+            WriteMany(3); // queued work that writes: the burst is not over yet
+            _channel.EventLoop.Execute(() => flushesBehindTheWrites = _probe.Flushes);
+        });
         _channel.RunPendingTasks();
 
+        Assert.Equal(0, flushesBehindTheWrites); // the check queued before those writes looked again instead of flushing
         Assert.Equal(1, _probe.Flushes);
         AssertAllSentInOrder();
     }
@@ -173,7 +179,7 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
     }
 
     [Fact]
-    public async Task Close_flushes_what_is_pending_first()
+    public async Task Close_flushes_what_is_pending_first_and_leaves_no_timer_behind()
     {
         Start(Settings());
         WriteMany(3);
@@ -181,6 +187,7 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
 
         Assert.Equal(1, _probe.Flushes);
         Assert.Equal("drain", SingleReason());
+        Assert.Equal(0, _clock.LiveTimers);
         AssertAllSentInOrder();
     }
 
@@ -210,7 +217,7 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
     }
 
     [Fact]
-    public void Removal_flushes_what_is_pending_and_cancels_the_timer()
+    public void Removal_flushes_what_is_pending_and_leaves_no_timer_behind()
     {
         Start(Settings());
         WriteMany(3);
@@ -218,10 +225,69 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
         _channel.Pipeline.Remove(_handler);
 
         Assert.Equal(1, _probe.Flushes);
-        Assert.Equal(0, _clock.ArmedTimers);
+        Assert.Equal(0, _clock.LiveTimers);
         _channel.RunPendingTasks();
         Assert.Equal(1, _probe.Flushes);
         AssertAllSentInOrder();
+    }
+
+    [Fact]
+    public void Each_batch_after_a_flush_gets_its_own_interval_timer()
+    {
+        Start(Settings(writes: 2));
+        WriteMany(2);
+        Assert.Equal(0, _clock.ArmedTimers);
+
+        Write();
+
+        Assert.Equal(1, _clock.ArmedTimers);
+        _channel.RunPendingTasks();
+        AssertAllSentInOrder();
+    }
+
+    [Fact]
+    public void A_timer_that_fires_after_its_batch_was_flushed_leaves_the_next_batch_its_own_timer()
+    {
+        Start(Settings());
+        Write();
+        _clock.Advance(Interval); // the timer hands its flush to the event loop...
+        _channel.Pipeline.FireChannelReadComplete(); // ...but the batch is flushed before that runs
+        _channel.RunPendingTasks();
+
+        Write();
+
+        Assert.Equal(1, _clock.ArmedTimers);
+        _channel.RunPendingTasks();
+        AssertAllSentInOrder();
+    }
+
+    [Fact]
+    public async Task Going_inactive_forgets_what_was_pending_cancels_its_timer_and_travels_on()
+    {
+        Start(Settings());
+        var events = new EventRecorder();
+        _channel.Pipeline.AddLast(events);
+        _ = Write(); // fails with the channel; this test watches what is left of it
+        _ = Write();
+
+        _channel.Pipeline.FireChannelInactive();
+
+        Assert.Equal(["inactive"], events.Seen);
+        Assert.Equal(0, _clock.ArmedTimers);
+        await _channel.Pipeline.CloseAsync();
+        Assert.DoesNotContain(_recorder.Measurements, m => m.Instrument == "flushbatching.flushes");
+    }
+
+    [Fact]
+    public void A_change_of_writability_travels_on()
+    {
+        Start(Settings());
+        var events = new EventRecorder();
+        _channel.Pipeline.AddLast(events);
+
+        _channel.Pipeline.FireChannelWritabilityChanged();
+
+        Assert.Equal(["writability"], events.Seen);
     }
 
     [Fact]

@@ -10,6 +10,7 @@ namespace FlushBatching.Tests.Support;
 public sealed class TimerCountingClock : FakeTimeProvider
 {
     private readonly HashSet<CountedTimer> _armed = [];
+    private int _live;
 
     /// <summary>How many timers are armed: created, not disposed, and due at some time.</summary>
     public int ArmedTimers
@@ -23,9 +24,13 @@ public sealed class TimerCountingClock : FakeTimeProvider
         }
     }
 
+    /// <summary>How many timers were created and not disposed, armed or not: what a handler leaves behind.</summary>
+    public int LiveTimers => Volatile.Read(ref _live);
+
     public override ITimer CreateTimer(TimerCallback callback, object? state, TimeSpan dueTime, TimeSpan period)
     {
         var timer = new CountedTimer(this);
+        Interlocked.Increment(ref _live);
         timer.Inner = base.CreateTimer(
             static state =>
             {
@@ -85,6 +90,11 @@ public sealed class TimerCountingClock : FakeTimeProvider
 
         public void Dispose()
         {
+            if (!_disposed)
+            {
+                Interlocked.Decrement(ref clock._live);
+            }
+
             _disposed = true;
             clock.Track(this, armed: false);
             Inner.Dispose();
