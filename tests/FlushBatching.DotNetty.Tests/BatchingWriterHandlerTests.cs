@@ -1,5 +1,7 @@
 using DotNetty.Buffers;
+using DotNetty.Common.Utilities;
 using DotNetty.Transport.Channels;
+using DotNetty.Transport.Channels.Embedded;
 using FlushBatching.Diagnostics;
 
 namespace FlushBatching.DotNetty.Tests;
@@ -112,6 +114,32 @@ public sealed class BatchingWriterHandlerTests : BatchingWriterHandlerSuite
         Assert.Empty(ReadBuffers()); // nothing reached the socket end; the leak check at the end finds nothing held
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void Combined_writes_fail_or_are_canceled_with_their_combine_buffer_s_write(bool canceled)
+    {
+        var channel = new EmbeddedChannel(new RefusingWrites(canceled), new BatchingWriterHandler(Settings()));
+        var first = channel.WriteAsync(Buffer(8, 0));
+        var second = channel.WriteAsync(Buffer(8, 1));
+
+        channel.RunPendingTasks();
+
+        foreach (var written in new[] { first, second })
+        {
+            if (canceled)
+            {
+                Assert.True(written.IsCanceled);
+            }
+            else
+            {
+                Assert.Equal("refused", Assert.IsType<IOException>(written.Exception!.InnerException).Message);
+            }
+        }
+
+        channel.FinishAndReleaseAll();
+    }
+
     [Fact]
     public void Removal_with_a_partly_filled_combine_buffer_sends_it_first()
     {
@@ -129,4 +157,14 @@ public sealed class BatchingWriterHandlerTests : BatchingWriterHandlerSuite
     [InlineData(BatchingWriterHandler.MaxCombineBufferSize + 1)]
     public void A_combine_buffer_size_out_of_range_is_refused(int size) =>
         Assert.Throws<ArgumentOutOfRangeException>(() => new BatchingWriterHandler(Settings(), size, TimeProvider.System, FlushBatchingMetrics.Shared));
+
+    // The socket end refusing every write, as a failed socket write would.
+    private sealed class RefusingWrites(bool cancel) : ChannelHandlerAdapter
+    {
+        public override Task WriteAsync(IChannelHandlerContext context, object message)
+        {
+            ReferenceCountUtil.Release(message);
+            return cancel ? Task.FromCanceled(new CancellationToken(canceled: true)) : Task.FromException(new IOException("refused"));
+        }
+    }
 }
