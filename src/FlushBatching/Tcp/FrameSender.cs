@@ -81,8 +81,6 @@ internal sealed class FrameSender
         finally
         {
             _queue.ReleaseAll(_batch);
-            _sendList.Clear();
-            _policy.OnFlushed();
         }
     }
 

@@ -142,7 +142,6 @@ internal sealed class FrameWriteQueue
             _closeRequested = true;
             _writable = false;
             wake = _parked;
-            _parked = false;
             return true;
         }
     }
@@ -154,7 +153,6 @@ internal sealed class FrameWriteQueue
         {
             _closed = true;
             _writable = false;
-            _parked = false;
         }
     }
 
@@ -279,8 +277,6 @@ internal sealed class FrameWriteQueue
                 MovePastChunk(frame.Array);
             }
         }
-
-        frames.Clear();
     }
 
     // `chunk` holds the next frame in write order: reaching a new chunk means the one before is done with.
