@@ -109,7 +109,7 @@ internal static class TlsSection
         _ => throw new InvalidSettingException(CertificatePrefix + "store-location", value, "current-user or local-machine"),
     };
 
-    private static X509KeyStorageFlags ParseFlags(IList<string>? names)
+    internal static X509KeyStorageFlags ParseFlags(IList<string>? names)
     {
         var flags = X509KeyStorageFlags.DefaultKeySet;
         foreach (var name in names ?? [])

@@ -1,12 +1,14 @@
+using System.Security.Cryptography.X509Certificates;
 using Akka.Configuration;
 using Akka.Configuration.Hocon;
+using Akka.Event;
 using Akka.Remote;
 using Akka.Remote.Transport.DotNetty;
-using System.Security.Cryptography.X509Certificates;
-using FlushBatching.Tests.Support;
+using FlushBatching.Akka.Tests.Support;
 using FlushBatching.Batching;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;
 
@@ -232,6 +234,108 @@ public sealed class BatchingTransportSettingsTests
 
         Assert.Equal("ssl.certificate.path", e.Key);
         Assert.Contains("private key", e.Message);
+    }
+
+    [Fact]
+    public void The_top_of_each_worker_pool_range_is_allowed()
+    {
+        var settings = BatchingTransportSettings.Create(ConfigurationFactory.ParseString(
+            "server-socket-worker-pool { pool-size-min = 1, pool-size-max = 1024, pool-size-factor = 1024 }"));
+
+        Assert.Equal(1024, settings.ServerWorkerPoolSize);
+    }
+
+    [Fact]
+    public void The_start_up_line_and_the_address_scheme_say_whether_tls_is_on_and_how_peers_are_judged()
+    {
+        using var authority = new TestCertificateAuthority(trusted: false);
+        var plain = BatchingTransportSettings.Create(ConfigurationFactory.ParseString(""));
+        var tls = BatchingTransportSettings.Create(ConfigurationFactory.ParseString(SslSection(authority.IssueForLoopback())));
+        using var certificate = X509CertificateLoader.LoadPkcs12FromFile(authority.IssueForLoopback(), TestCertificateAuthority.Password);
+        var judged = BatchingTransportSettings.Create(ConfigurationFactory.ParseString("enable-ssl = on"),
+            new DotNettySslSetup(certificate, suppressValidation: true, requireMutualAuthentication: false, validateCertificateHostname: true, customValidator: (_, _, _, _, _) => true));
+
+        Assert.Equal("tcp", plain.SchemeIdentifier);
+        Assert.EndsWith(", enable-ssl = off", plain.ToString());
+        Assert.Equal("ssl.tcp", tls.SchemeIdentifier);
+        Assert.EndsWith(", enable-ssl = on, ssl { require-mutual-authentication = on, validate-certificate-hostname = off, suppress-validation = off }", tls.ToString());
+        Assert.EndsWith(", enable-ssl = on, ssl { require-mutual-authentication = off, validate-certificate-hostname = on, suppress-validation = on, custom validator }", judged.ToString());
+    }
+
+    [Theory]
+    [InlineData("ssl.certificate.path = /nonexistent.pfx")]
+    [InlineData("ssl.certificate.thumbprint = abc")]
+    public void A_certificate_in_the_section_beside_one_given_in_code_is_ignored_with_a_warning_and_the_validator_logs_to_akka(string section)
+    {
+        using var authority = new TestCertificateAuthority(trusted: false);
+        using var certificate = X509CertificateLoader.LoadPkcs12FromFile(authority.IssueForLoopback(), TestCertificateAuthority.Password);
+        var log = new RecordingLog();
+        ILoggingAdapter? validatorLog = null;
+        var setup = new DotNettySslSetup(certificate, suppressValidation: false, requireMutualAuthentication: true, validateCertificateHostname: false,
+            customValidator: (_, _, _, _, logger) => (validatorLog = logger) is not null);
+
+        var tls = BatchingTransportSettings.Create(ConfigurationFactory.ParseString("enable-ssl = on\n" + section), setup, log).Connection.Tls!;
+        tls.CertificateValidator!(null, null, System.Net.Security.SslPolicyErrors.None, "peer");
+
+        Assert.Contains(log.Entries, e => e.Level == LogLevel.WarningLevel && e.Message.Contains("DotNettySslSetup takes precedence"));
+        Assert.Same(log, validatorLog);
+        var quiet = new RecordingLog();
+        BatchingTransportSettings.Create(ConfigurationFactory.ParseString("enable-ssl = on"), setup, quiet);
+        Assert.Empty(quiet.Entries);
+    }
+
+    [Fact]
+    public void A_certificate_given_in_code_without_a_private_key_is_refused_naming_the_setup()
+    {
+        using var authority = new TestCertificateAuthority(trusted: false);
+        using var withKey = X509CertificateLoader.LoadPkcs12FromFile(authority.IssueForLoopback(), TestCertificateAuthority.Password);
+        using var publicOnly = X509CertificateLoader.LoadCertificate(withKey.RawData);
+
+        var e = Assert.Throws<InvalidSettingException>(() =>
+            BatchingTransportSettings.Create(ConfigurationFactory.ParseString("enable-ssl = on"), new DotNettySslSetup(publicOnly, suppressValidation: false, requireMutualAuthentication: true)));
+
+        Assert.Equal("DotNettySslSetup.Certificate", e.Key);
+        Assert.Contains("a certificate with a usable private key", e.Message);
+    }
+
+    [Theory]
+    [InlineData("MY", "current-user")]
+    [InlineData("root", "local-machine")]
+    public void Store_names_of_any_case_and_both_store_locations_are_read(string name, string location)
+    {
+        // The certificate is looked up only once both are read: the error is about the thumbprint, not them.
+        var e = Assert.Throws<InvalidSettingException>(() => BatchingTransportSettings.Create(ConfigurationFactory.ParseString(
+            $"enable-ssl = on\nssl.certificate {{ use-thumbprint-over-file = on, thumbprint = abc, store-name = {name}, store-location = {location} }}")));
+
+        Assert.Equal("ssl.certificate.thumbprint", e.Key);
+    }
+
+    [Fact]
+    public void A_store_the_platform_cannot_open_is_refused_naming_the_store()
+    {
+        // Found by a mutation test's new case: on Linux, LocalMachine has only Root and CertificateAuthority, and opening
+        // My there threw CryptographicException out of the settings instead of naming the key.
+        if (!OperatingSystem.IsLinux())
+        {
+            return; // other platforms open it; CI runs on Linux
+        }
+
+        var e = Assert.Throws<InvalidSettingException>(() => BatchingTransportSettings.Create(ConfigurationFactory.ParseString(
+            "enable-ssl = on\nssl.certificate { use-thumbprint-over-file = on, thumbprint = abc, store-name = my, store-location = local-machine }")));
+
+        Assert.Equal("ssl.certificate.store-name", e.Key);
+        Assert.Contains("a store this platform can open in LocalMachine", e.Message);
+    }
+
+    [Fact]
+    public void Key_storage_flags_are_read_by_their_names_and_combined()
+    {
+        Assert.Equal(
+            X509KeyStorageFlags.Exportable | X509KeyStorageFlags.MachineKeySet | X509KeyStorageFlags.PersistKeySet | X509KeyStorageFlags.UserKeySet | X509KeyStorageFlags.UserProtected,
+            TlsSection.ParseFlags(["exportable", "machine-key-set", "persist-key-set", "user-key-set", "user-protected", "default-key-set"]));
+        Assert.Equal(X509KeyStorageFlags.DefaultKeySet, TlsSection.ParseFlags(null));
+        var e = Assert.Throws<InvalidSettingException>(() => TlsSection.ParseFlags(["exportable", "shiny"]));
+        Assert.Contains("default-key-set, exportable, machine-key-set, persist-key-set, user-key-set, user-protected", e.Allowed);
     }
 
     private static string SslSection(string pfxPath) =>

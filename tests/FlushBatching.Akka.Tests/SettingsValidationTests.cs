@@ -55,6 +55,7 @@ public sealed class SettingsValidationTests
         { Ssl + "ssl.certificate { use-thumbprint-over-file = on, thumbprint = \"\" }", "ssl.certificate.thumbprint", "", "thumbprint" },
         { Thumbprint + "ssl.certificate.store-location = moon", "ssl.certificate.store-location", "moon", "current-user or local-machine" },
         { Thumbprint + "ssl.certificate.store-name = Drawer", "ssl.certificate.store-name", "Drawer", "AddressBook" },
+        { Thumbprint + "ssl.certificate.store-name = 99", "ssl.certificate.store-name", "99", "AddressBook" },
         { Ssl + "ssl.certificate { path = x.pfx, flags = [exportable, shiny] }", "ssl.certificate.flags", "shiny", "exportable" },
         { Ssl + "ssl.suppress-validation = sometimes", "ssl.suppress-validation", "sometimes", "on, off" },
         { Ssl + "ssl.require-mutual-authentication = 2", "ssl.require-mutual-authentication", "2", "on, off" },
@@ -65,6 +66,8 @@ public sealed class SettingsValidationTests
         { "server-socket-worker-pool.pool-size-max = 2000", "server-socket-worker-pool.pool-size-max", "2000", "to 1024" },
         { "client-socket-worker-pool.pool-size-min = many", "client-socket-worker-pool.pool-size-min", "many", "whole number" },
         { "client-socket-worker-pool.pool-size-factor = -1", "client-socket-worker-pool.pool-size-factor", "-1", "number" },
+        { "client-socket-worker-pool.pool-size-factor = 0", "client-socket-worker-pool.pool-size-factor", "0", "above 0 and at most 1024" },
+        { "client-socket-worker-pool.pool-size-factor = 1024.5", "client-socket-worker-pool.pool-size-factor", "1024.5", "above 0 and at most 1024" },
         { "client-socket-worker-pool { pool-size-min = 3, pool-size-max = 2 }", "client-socket-worker-pool.pool-size-max", "2", "from 3 to 1024" },
     };
 

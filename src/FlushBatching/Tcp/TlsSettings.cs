@@ -123,12 +123,21 @@ public sealed record TlsSettings
     }
 
     /// <summary>Finds the certificate by thumbprint in a certificate store.</summary>
-    /// <exception cref="InvalidSettingException">No certificate with that thumbprint is in the store, or it has no usable private key.</exception>
+    /// <exception cref="InvalidSettingException">The store cannot be opened on this platform (on Linux, LocalMachine has only
+    /// Root and CertificateAuthority), no certificate with that thumbprint is in it, or it has no usable private key.</exception>
     public static TlsSettings FromStore(StoreName storeName, StoreLocation storeLocation, string thumbprint)
     {
         ArgumentNullException.ThrowIfNull(thumbprint);
         using var store = new X509Store(storeName, storeLocation);
-        store.Open(OpenFlags.ReadOnly);
+        try
+        {
+            store.Open(OpenFlags.ReadOnly);
+        }
+        catch (CryptographicException e)
+        {
+            throw new InvalidSettingException("ssl.certificate.store-name", storeName.ToString(), $"a store this platform can open in {storeLocation} ({e.Message})", e);
+        }
+
         var found = store.Certificates.Find(X509FindType.FindByThumbprint, thumbprint, validOnly: false);
         if (found.Count == 0)
         {
