@@ -24,10 +24,11 @@ public sealed class DotNettyPayloadDecoderTests
         var before = GC.GetAllocatedBytesForCurrentThread();
 
         channel.WriteInbound(Unpooled.WrappedBuffer([0xF0, 0xFF, 0xFF, 0x7F, 1, 2, 3]));
+        channel.WriteInbound(Unpooled.WrappedBuffer(new byte[10_000])); // more than twice the first buffer at once
         var allocated = GC.GetAllocatedBytesForCurrentThread() - before;
         await channel.CloseAsync();
 
-        Assert.True(allocated < 64 * 1024, $"{allocated} bytes allocated for 7 bytes received");
+        Assert.True(allocated < 64 * 1024, $"{allocated} bytes allocated for 10,007 bytes received");
         Assert.IsType<InvalidFrameException>(Assert.Single(errors));
         Assert.Null(channel.ReadInbound<ByteString>());
     }
@@ -59,16 +60,18 @@ public sealed class DotNettyPayloadDecoderTests
         using var metrics = new FlushBatchingMetrics();
         using var recorder = new MeterRecorder(metrics);
         var channel = new EmbeddedChannel(new DotNettyPayloadDecoder(FramingSettings.Default, metrics));
-        var stream = Frame([1, 2, 3]).Concat(Frame([])).Concat(Frame([4, 5])).Concat(Frame([6, 7, 8, 9])).ToArray();
+        var stream = Frame([1, 2, 3]).Concat(Frame([])).Concat(Frame([4, 5])).Concat(Frame([6, 7, 8, 9])).Concat(Frame([10])).ToArray();
 
-        // Three whole frames and two bytes of a prefix, then two more, then the rest.
-        channel.WriteInbound(Unpooled.WrappedBuffer(stream, 0, 19));
-        channel.WriteInbound(Unpooled.WrappedBuffer(stream, 19, 2));
-        channel.WriteInbound(Unpooled.WrappedBuffer(stream, 21, stream.Length - 21));
+        // Three whole frames and two bytes of a prefix; one more byte of it; its last byte and half the payload; the
+        // rest of that payload and a whole frame.
+        foreach (var (at, count) in new[] { (0, 19), (19, 1), (20, 3), (23, stream.Length - 23) })
+        {
+            channel.WriteInbound(Unpooled.WrappedBuffer(stream, at, count));
+        }
 
-        Assert.Equal([[1, 2, 3], [], [4, 5], [6, 7, 8, 9]], Enumerable.Range(0, 4).Select(_ => channel.ReadInbound<ByteString>().ToByteArray()));
-        Assert.Equal([3, 1], recorder.Values("flushbatching.frames.received"));
-        Assert.Equal([5, 4], recorder.Values("flushbatching.bytes.received"));
+        Assert.Equal([[1, 2, 3], [], [4, 5], [6, 7, 8, 9], [10]], Enumerable.Range(0, 5).Select(_ => channel.ReadInbound<ByteString>().ToByteArray()));
+        Assert.Equal([3, 2], recorder.Values("flushbatching.frames.received"));
+        Assert.Equal([5, 5], recorder.Values("flushbatching.bytes.received"));
     }
 
     [Fact]

@@ -64,12 +64,10 @@ internal sealed class DotNettyPayloadDecoder : ChannelHandlerAdapter
         {
             buffer.Release();
 
-            // Counted once per read, as the core's receive side counts once per pipe read.
-            if (_frames > 0)
-            {
-                _metrics.RecordReceived(_frames, _bytes);
-                _frames = _bytes = 0;
-            }
+            // Counted once per read, as the core's receive side counts once per pipe read (a read with no whole
+            // frame records nothing).
+            _metrics.RecordReceived(_frames, _bytes);
+            _frames = _bytes = 0;
         }
     }
 
