@@ -82,6 +82,9 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     private long _writes;
     private long _writesWhenBurstEndQueued;
 
+    // When the oldest pending write was written, for the queue-delay metric.
+    private long _batchSince;
+
     /// <summary>Creates a handler; only <paramref name="settings"/> is needed, the rest have production defaults.</summary>
     /// <param name="settings">When to flush; <see cref="BatchingSettings.Default"/> is 30 writes, 16 KiB, 40 ms.</param>
     /// <param name="combineBufferSize">The size of a combine buffer; writes up to half of it are combined. 0 turns combining off.</param>
@@ -104,6 +107,13 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         _policy = new FlushPolicy(settings, _timeProvider);
         _combiner = new WriteCombiner(combineBufferSize, framing);
     }
+
+    /// <summary>
+    /// Set by a writer that queues for the event loop before writing here (the Akka adapter's drain): when the oldest
+    /// of the writes now arriving was queued, as a timestamp of the handler's clock; 0 when writes come straight in.
+    /// A batch that starts while it is set counts its queue delay from it, not from its first write here.
+    /// </summary>
+    internal long QueuedSince { get; set; }
 
     /// <summary>The settings this handler flushes by.</summary>
     public BatchingSettings Settings => _policy.Settings;
@@ -142,6 +152,11 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     public override Task WriteAsync(IChannelHandlerContext context, object message)
     {
         _writes++;
+        if (!_policy.HasPending)
+        {
+            _batchSince = QueuedSince != 0 ? QueuedSince : _timeProvider.GetTimestamp();
+        }
+
         var reason = _policy.OnWrite(_combiner.BytesOf(message));
         var written = _combiner.Write(context, message);
         if (!_policy.HasPending)
@@ -245,7 +260,7 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         _policy.OnFlushed();
         DisarmTimer();
         _combiner.WriteCombined(context);
-        _metrics.RecordSend(writes, bytes, reason);
+        _metrics.RecordSend(writes, bytes, reason, _timeProvider.GetElapsedTime(_batchSince));
         context.Flush();
     }
 

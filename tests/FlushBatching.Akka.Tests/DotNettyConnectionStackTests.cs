@@ -1,6 +1,10 @@
+using FlushBatching.Diagnostics;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
+using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Tests.Support;
 using Google.Protobuf;
+using Microsoft.Extensions.Time.Testing;
 
 namespace FlushBatching.Akka.Tests;
 
@@ -50,6 +54,38 @@ public sealed class DotNettyConnectionStackTests : ConnectionStackSuite
         }
 
         Assert.True(client.TryWrite(payload));
+    }
+
+    [Fact]
+    public async Task The_queue_delay_of_a_send_counts_the_wait_for_the_event_loop_not_only_the_wait_in_the_handler()
+    {
+        var clock = new FakeTimeProvider();
+        using var metrics = new FlushBatchingMetrics();
+        using var recorder = new MeterRecorder(metrics);
+        var (client, server) = await Connect(ConnectionSettings.Default.WithMetrics(metrics).WithTimeProvider(clock), ConnectionSettings.Default);
+        server.StartReading(new Receiver());
+
+        // The client's event loop is held busy while a payload waits for it and the clock moves on.
+        var release = new TaskCompletionSource();
+        var held = new TaskCompletionSource();
+        ((DotNettyConnection)client).EventLoop.Execute(() =>
+        {
+            held.SetResult();
+            release.Task.Wait();
+        });
+        await held.Task.WaitAsync(Timeout);
+        try
+        {
+            Assert.True(client.TryWrite(ByteString.CopyFromUtf8("waits")));
+            clock.Advance(TimeSpan.FromMilliseconds(7));
+        }
+        finally
+        {
+            release.SetResult();
+        }
+
+        await Poll.Until(() => recorder.Seconds("flushbatching.queue_delay").Any(), "the send to be recorded");
+        Assert.Equal(0.007, Assert.Single(recorder.Seconds("flushbatching.queue_delay")));
     }
 
     private protected override IConnectionStack CreateStack(ConnectionSettings settings) => new DotNettyConnectionStack(settings, 1, 1);

@@ -51,7 +51,7 @@ public sealed class DotNettyWriteQueueModelTests
 
     private static void Run(Step[] steps)
     {
-        var queue = new DotNettyWriteQueue();
+        var queue = new DotNettyWriteQueue(TimeProvider.System);
         var queued = new Queue<ByteString>();
         long queuedBytes = 0;
         var drainPending = false;
@@ -109,7 +109,7 @@ public sealed class DotNettyWriteQueueModelTests
 
     private static void RunConcurrently(int[][] writers)
     {
-        var queue = new DotNettyWriteQueue();
+        var queue = new DotNettyWriteQueue(TimeProvider.System);
         var next = new int[writers.Length];
         var handed = 0;
         using var drains = new SemaphoreSlim(0);

@@ -1,5 +1,6 @@
 using FlushBatching.Framing;
 using Google.Protobuf;
+using Microsoft.Extensions.Time.Testing;
 
 namespace FlushBatching.Akka.Tests;
 
@@ -7,7 +8,7 @@ namespace FlushBatching.Akka.Tests;
 public sealed class DotNettyWriteQueueTests
 {
     private const long Room = 1024 * 1024;
-    private readonly DotNettyWriteQueue _queue = new();
+    private readonly DotNettyWriteQueue _queue = new(TimeProvider.System);
 
     [Fact]
     public void The_first_write_asks_for_a_drain_and_later_ones_ride_on_it_until_it_runs()
@@ -119,6 +120,24 @@ public sealed class DotNettyWriteQueueTests
 
         Assert.Equal([3 * frame, 3 * frame, frame], seen);
         Assert.Equal(0, _queue.QueuedBytes);
+    }
+
+    [Fact]
+    public void The_write_that_asks_for_a_drain_stamps_when_its_payloads_started_waiting()
+    {
+        var clock = new FakeTimeProvider();
+        var queue = new DotNettyWriteQueue(clock);
+        var first = clock.GetTimestamp();
+
+        queue.TryEnqueue(Payload(1), Room);
+        clock.Advance(TimeSpan.FromMilliseconds(5));
+        queue.TryEnqueue(Payload(1), Room); // rides on the drain already due: the oldest payload still waits since the first
+
+        Assert.Equal(first, queue.WaitingSince);
+        queue.Drain(0, (_, _) => { });
+        var second = clock.GetTimestamp();
+        queue.TryEnqueue(Payload(1), Room);
+        Assert.Equal(second, queue.WaitingSince);
     }
 
     [Fact]

@@ -232,6 +232,23 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
     }
 
     [Fact]
+    public void Each_flush_records_how_long_its_oldest_write_waited()
+    {
+        Start(Settings());
+        Write();
+        _clock.Advance(TimeSpan.FromMilliseconds(2));
+        Write();
+        _channel.RunPendingTasks();
+        _clock.Advance(TimeSpan.FromMilliseconds(10)); // nothing pending: nothing waits
+        Write();
+        _clock.Advance(TimeSpan.FromMilliseconds(1));
+        _channel.RunPendingTasks();
+
+        Assert.Equal([0.002, 0.001], _recorder.Seconds("flushbatching.queue_delay"));
+        AssertAllSentInOrder();
+    }
+
+    [Fact]
     public void Each_batch_after_a_flush_gets_its_own_interval_timer()
     {
         Start(Settings(writes: 2));

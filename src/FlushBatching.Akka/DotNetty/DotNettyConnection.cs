@@ -1,6 +1,7 @@
 using System.Net;
 using DotNetty.Common.Concurrency;
 using DotNetty.Transport.Channels;
+using FlushBatching.DotNetty;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
 using Google.Protobuf;
@@ -26,16 +27,20 @@ internal sealed class DotNettyConnection : ITransportConnection
     private readonly IChannel _channel;
     private readonly FramingSettings _framing;
     private readonly Diagnostics.FlushBatchingMetrics _metrics;
-    private readonly DotNettyWriteQueue _queue = new();
+    private readonly DotNettyWriteQueue _queue;
+    private readonly BatchingWriterHandler _batching;
 
     /// <param name="channel">The channel, its pipeline not built yet.</param>
     /// <param name="settings">The connection's settings.</param>
     /// <param name="judge">With TLS, what judges the peer's certificate in the handshake; <c>null</c> without.</param>
-    public DotNettyConnection(IChannel channel, ConnectionSettings settings, PeerJudge? judge)
+    /// <param name="batching">The pipeline's batching handler, told when each drain's payloads were queued.</param>
+    public DotNettyConnection(IChannel channel, ConnectionSettings settings, PeerJudge? judge, BatchingWriterHandler batching)
     {
         _channel = channel;
         _framing = settings.Framing;
         _metrics = settings.Metrics;
+        _queue = new DotNettyWriteQueue(settings.TimeProvider);
+        _batching = batching;
         Tail = new DotNettyPipelineTail(judge, _queue.Clear);
     }
 
@@ -129,7 +134,13 @@ internal sealed class DotNettyConnection : ITransportConnection
         return ip.Address.IsIPv4MappedToIPv6 ? new IPEndPoint(ip.Address.MapToIPv4(), ip.Port) : ip;
     }
 
-    private void Drain() => _queue.Drain(Tail, static (tail, payload) => tail.Write(payload));
+    // The queue delay of what this drain writes counts from when the write that asked for it was queued.
+    private void Drain()
+    {
+        _batching.QueuedSince = _queue.WaitingSince;
+        _queue.Drain(Tail, static (tail, payload) => tail.Write(payload));
+        _batching.QueuedSince = 0;
+    }
 
     private void DrainThenClose()
     {

@@ -165,7 +165,9 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
     private static DotNettyConnection Build(IChannel channel, ConnectionSettings settings, string? targetHost)
     {
         var judge = settings.Tls is { } tls ? new PeerJudge(tls) : null;
-        var connection = new DotNettyConnection(channel, settings, judge);
+        var batching = new BatchingWriterHandler(
+            settings.Batching, BatchingWriterHandler.DefaultCombineBufferSize, settings.TimeProvider, settings.Metrics, settings.Framing);
+        var connection = new DotNettyConnection(channel, settings, judge, batching);
         var pipeline = channel.Pipeline;
         if (settings.Tls is { } configured)
         {
@@ -173,8 +175,7 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
         }
 
         pipeline.AddLast("payload-decoder", new DotNettyPayloadDecoder(settings.Framing, settings.Metrics));
-        pipeline.AddLast("batching", new BatchingWriterHandler(
-            settings.Batching, BatchingWriterHandler.DefaultCombineBufferSize, settings.TimeProvider, settings.Metrics, settings.Framing));
+        pipeline.AddLast("batching", batching);
         pipeline.AddLast("connection", connection.Tail);
         return connection;
     }

@@ -21,8 +21,13 @@ internal sealed class DotNettyWriteQueue
     public const long UncountEvery = 16 * 1024;
 
     private readonly ConcurrentQueue<ByteString> _queue = new();
+    private readonly TimeProvider _time;
     private long _queuedBytes;
     private int _drainScheduled;
+    private long _waitingSince;
+
+    /// <param name="time">The clock <see cref="WaitingSince"/> is read from: the connection's.</param>
+    public DotNettyWriteQueue(TimeProvider time) => _time = time;
 
     /// <summary>What <see cref="TryEnqueue"/> did.</summary>
     public enum Outcome
@@ -40,6 +45,12 @@ internal sealed class DotNettyWriteQueue
     /// <summary>The frame bytes held (payloads and their prefixes), less what a running drain has taken off.</summary>
     public long QueuedBytes => Volatile.Read(ref _queuedBytes);
 
+    /// <summary>
+    /// When the write that asked for the coming drain was queued, as a timestamp: the oldest payload a drain hands on
+    /// waited at most since then. Read on the event loop before <see cref="Drain{TState}"/>; one clock read per drain.
+    /// </summary>
+    public long WaitingSince => Volatile.Read(ref _waitingSince);
+
     /// <summary>Queues <paramref name="payload"/> unless the bytes held already pass <paramref name="room"/>.</summary>
     /// <param name="payload">Akka's payload, kept as it is (immutable, not copied).</param>
     /// <param name="room">What the channel can still take before it turns unwritable; negative when it is unwritable.</param>
@@ -52,7 +63,14 @@ internal sealed class DotNettyWriteQueue
 
         Interlocked.Add(ref _queuedBytes, FrameLength(payload));
         _queue.Enqueue(payload);
-        return Interlocked.Exchange(ref _drainScheduled, 1) == 0 ? Outcome.QueuedDrainNeeded : Outcome.Queued;
+        if (Interlocked.Exchange(ref _drainScheduled, 1) != 0)
+        {
+            return Outcome.Queued;
+        }
+
+        // Written before the caller schedules the drain, so that drain reads it.
+        Volatile.Write(ref _waitingSince, _time.GetTimestamp());
+        return Outcome.QueuedDrainNeeded;
     }
 
     /// <summary>On the event loop: hands every payload queued to <paramref name="write"/>, in order.</summary>

@@ -5,7 +5,8 @@ namespace FlushBatching.Diagnostics;
 
 /// <summary>
 /// The counters of the <c>FlushBatching</c> Meter: frames and bytes sent and received, sends, flushes by
-/// reason, histograms of frames and bytes per send, and the pooled buffers connections hold. Read them with <c>dotnet-counters monitor -n APP
+/// reason, histograms of frames and bytes per send and of how long each send's oldest message waited, and the pooled
+/// buffers connections hold. Read them with <c>dotnet-counters monitor -n APP
 /// --counters FlushBatching</c> or any OpenTelemetry exporter (<c>AddMeter("FlushBatching")</c>).
 /// </summary>
 /// <remarks>
@@ -34,6 +35,13 @@ public sealed class FlushBatchingMetrics : IDisposable
         HistogramBucketBoundaries = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576],
     };
 
+    // Seconds, from 10 us to 2.5 s: a send that waited behind nothing takes microseconds, a batch held to its
+    // flush-interval tens of milliseconds, and a connection slower than its writers longer.
+    private static readonly InstrumentAdvice<double> QueueDelayAdvice = new()
+    {
+        HistogramBucketBoundaries = [0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    };
+
     private readonly KeyValuePair<string, object?>[] _tags;
     private readonly KeyValuePair<string, object?>[][] _reasonTags;
 
@@ -45,6 +53,7 @@ public sealed class FlushBatchingMetrics : IDisposable
     private readonly Counter<long> _bytesReceived;
     private readonly Histogram<int> _framesPerSend;
     private readonly Histogram<long> _bytesPerSend;
+    private readonly Histogram<double> _queueDelay;
 
     // Rented from a connection's BufferPool and not yet returned, over every connection using this instance.
     private long _buffersRented;
@@ -66,6 +75,11 @@ public sealed class FlushBatchingMetrics : IDisposable
         _bytesReceived = Meter.CreateCounter<long>("flushbatching.bytes.received", "By", "Payload bytes read from sockets.");
         _framesPerSend = Meter.CreateHistogram("flushbatching.frames_per_send", "{frame}", "Frames in each send: how well writes are batched.", advice: FramesPerSendAdvice);
         _bytesPerSend = Meter.CreateHistogram("flushbatching.bytes_per_send", "By", "Bytes in each send.", advice: BytesPerSendAdvice);
+        _queueDelay = Meter.CreateHistogram(
+            "flushbatching.queue_delay",
+            "s",
+            "How long the oldest message of each send waited between its write and that send: what batching, and a connection busier than its socket, cost in latency.",
+            advice: QueueDelayAdvice);
         Meter.CreateObservableUpDownCounter(
             "flushbatching.buffers.rented",
             () => new Measurement<long>(Volatile.Read(ref _buffersRented), _tags),
@@ -94,7 +108,11 @@ public sealed class FlushBatchingMetrics : IDisposable
     };
 
     /// <summary>Records one flush that went out as one send of <paramref name="frames"/> frames.</summary>
-    internal void RecordSend(int frames, long bytes, FlushReason reason)
+    /// <param name="frames">The frames in the send.</param>
+    /// <param name="bytes">The bytes in the send.</param>
+    /// <param name="reason">Why it was flushed.</param>
+    /// <param name="queueDelay">How long its oldest frame waited since it was written (at most: see docs/metrics.md).</param>
+    internal void RecordSend(int frames, long bytes, FlushReason reason, TimeSpan queueDelay)
     {
         var tags = _tags.AsSpan();
         _flushes.Add(1, _reasonTags[(int)reason]);
@@ -102,6 +120,7 @@ public sealed class FlushBatchingMetrics : IDisposable
         _bytesSent.Add(bytes, tags);
         _framesPerSend.Record(frames, tags);
         _bytesPerSend.Record(bytes, tags);
+        _queueDelay.Record(queueDelay.TotalSeconds, tags);
     }
 
     /// <summary>Records one write refused by back-pressure (not by a closed connection).</summary>

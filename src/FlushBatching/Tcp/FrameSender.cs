@@ -18,6 +18,9 @@ internal sealed class FrameSender
     private readonly List<ArraySegment<byte>> _batch = [];
     private readonly List<ArraySegment<byte>> _sendList = [];
 
+    // When the oldest frame of the batch was written (its take's first frame): the send's queue delay.
+    private long _batchSince;
+
     public FrameSender(ConnectionIo io, FrameWriteQueue queue, ConnectionSettings settings)
     {
         _io = io;
@@ -93,6 +96,11 @@ internal sealed class FrameSender
 
             // Cleared as it moves to the batch, so that a chunk is never counted twice when buffers are returned.
             frames[i] = default;
+            if (_batch.Count == 0)
+            {
+                _batchSince = _queue.TakenSince;
+            }
+
             _batch.Add(frame);
             var reason = _policy.OnWrite(frame.Count);
             if (reason != FlushReason.None)
@@ -111,7 +119,7 @@ internal sealed class FrameSender
         var bytes = _policy.PendingBytes;
 
         // Counted before the send, so that a peer that has read every frame also sees final counters.
-        _settings.Metrics.RecordSend(frames, bytes, reason);
+        _settings.Metrics.RecordSend(frames, bytes, reason, _settings.TimeProvider.GetElapsedTime(_batchSince));
 
         // Frames written one after another sit side by side in a chunk: one segment each run, so a batch is
         // usually a single-buffer send.

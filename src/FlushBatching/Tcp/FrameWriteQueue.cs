@@ -33,6 +33,9 @@ internal sealed class FrameWriteQueue
     private byte[]? _chunk;
     private int _chunkUsed;
 
+    // When the queue last went from empty to holding a frame: the oldest frame's write, for the queue-delay metric.
+    private long _busySince;
+
     // Touched by the send loop alone: the chunk of the last frame sent, returned once a later chunk is reached.
     private byte[]? _sentChunk;
 
@@ -59,6 +62,12 @@ internal sealed class FrameWriteQueue
 
     /// <summary>Whether <see cref="RequestClose"/> was called.</summary>
     public bool IsCloseRequested => Volatile.Read(ref _closeRequested);
+
+    /// <summary>
+    /// Send loop only: when the oldest of the frames last taken was written, as a <see cref="TimeProvider"/> timestamp.
+    /// One clock read per burst, not per frame.
+    /// </summary>
+    public long TakenSince { get; private set; }
 
     /// <summary>Bytes queued and not yet handed to the socket.</summary>
     public long UnsentBytes
@@ -89,6 +98,11 @@ internal sealed class FrameWriteQueue
             if (!_writable)
             {
                 return Refuse();
+            }
+
+            if (_queue.Count == 0)
+            {
+                _busySince = _settings.TimeProvider.GetTimestamp();
             }
 
             var frame = Reserve(length);
@@ -177,6 +191,7 @@ internal sealed class FrameWriteQueue
             {
                 (_queue, _taken) = (_taken, _queue);
                 frames = _taken;
+                TakenSince = _busySince;
                 return Next.Send;
             }
 

@@ -20,10 +20,16 @@ public sealed class MeterRecorder : IDisposable
         };
         _listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) => Record(instrument, value, tags));
         _listener.SetMeasurementEventCallback<int>((instrument, value, tags, _) => Record(instrument, value, tags));
+        _listener.SetMeasurementEventCallback<double>((instrument, value, _, _) => Durations.Enqueue((instrument.Name, value)));
         _listener.Start();
     }
 
     public ConcurrentQueue<(string Instrument, long Value, string? Reason)> Measurements { get; } = new();
+
+    /// <summary>The measurements of the instruments that record doubles: durations in seconds.</summary>
+    public ConcurrentQueue<(string Instrument, double Seconds)> Durations { get; } = new();
+
+    public IEnumerable<double> Seconds(string instrument) => Durations.Where(m => m.Instrument == instrument).Select(m => m.Seconds);
 
     public long Sum(string instrument, string? reason = null) =>
         Measurements.Where(m => m.Instrument == instrument && (reason is null || m.Reason == reason)).Sum(m => m.Value);

@@ -2,6 +2,7 @@ using FlushBatching.Batching;
 using FlushBatching.Diagnostics;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
+using Microsoft.Extensions.Time.Testing;
 
 namespace FlushBatching.Tests.Tcp;
 
@@ -87,6 +88,29 @@ public sealed class FrameSenderTests : IDisposable
         _pool.AssertAllReturned();
     }
 
+    [Fact]
+    public async Task Each_send_records_how_long_its_oldest_frame_waited_since_it_was_written()
+    {
+        var clock = new FakeTimeProvider();
+        var (queue, sender, io) = Create(BatchingSettings.Default, time: clock);
+        queue.TryWrite([1], out _);
+        clock.Advance(TimeSpan.FromMilliseconds(3));
+        queue.TryWrite([2], out _);
+        clock.Advance(TimeSpan.FromMilliseconds(2));
+        var sending = sender.SendToPeerAsync();
+        await Until(() => io.Frames == 2);
+
+        clock.Advance(TimeSpan.FromMilliseconds(100)); // idle: no frame waits, so no delay builds up
+        queue.TryWrite([3], out var wake);
+        clock.Advance(TimeSpan.FromMilliseconds(1));
+        Assert.True(wake);
+        sender.Wake();
+        await Until(() => io.Frames == 3);
+
+        Assert.Equal([0.005, 0.001], _recorder.Seconds("flushbatching.queue_delay"));
+        await StopAsync(queue, sender, sending);
+    }
+
     public void Dispose()
     {
         _recorder.Dispose();
@@ -94,9 +118,10 @@ public sealed class FrameSenderTests : IDisposable
     }
 
     private (FrameWriteQueue Queue, FrameSender Sender, RecordingIo Io) Create(
-        BatchingSettings batching, ManualScheduler? scheduler = null, (int After, Exception Error)? failure = null)
+        BatchingSettings batching, ManualScheduler? scheduler = null, (int After, Exception Error)? failure = null, TimeProvider? time = null)
     {
-        var settings = ConnectionSettings.Default.WithBufferPool(_pool).WithMetrics(_metrics).WithBatching(batching).WithSendScheduler(scheduler);
+        var settings = ConnectionSettings.Default.WithBufferPool(_pool).WithMetrics(_metrics).WithBatching(batching).WithSendScheduler(scheduler)
+            .WithTimeProvider(time ?? TimeProvider.System);
         var io = new RecordingIo { Failure = failure };
         var queue = new FrameWriteQueue(settings);
         return (queue, new FrameSender(io, queue, settings), io);
