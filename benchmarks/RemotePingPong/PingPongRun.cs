@@ -86,7 +86,9 @@ internal static class PingPongRun
                 transport.IsFlushBatching ? counted.Sends : null,
                 transport.IsFlushBatching && counted.Sends > 0 ? (double)counted.Frames / counted.Sends : null,
                 transport.IsFlushBatching ? counted.Flushes.Where(f => f.Value > 0).ToDictionary() : null,
-                transport.IsFlushBatching ? transport.Section : null);
+                transport.IsFlushBatching ? transport.Section : null,
+                transport.IsFlushBatching ? counted.QueueDelayP50Us : null,
+                transport.IsFlushBatching ? counted.QueueDelayP99Us : null);
         }
         finally
         {

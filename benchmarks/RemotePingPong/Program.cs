@@ -263,7 +263,7 @@ static async Task Throughput(EchoHost echoes, TransportUnderTest[] transports, i
     {
         Console.WriteLine();
         Console.WriteLine($"== {transport.Name} ==");
-        Console.WriteLine($"Num clients, Total [msg], Msgs/sec, CV, vs stock, vs ceiling, CPU [us/msg], CV, CPU vs stock, Alloc [B/msg], GCs 0/1/2, Frames/send{(transport.IsFlushBatching ? ", Flushes by reason (all runs)" : "")}");
+        Console.WriteLine($"Num clients, Total [msg], Msgs/sec, CV, vs stock, vs ceiling, CPU [us/msg], CV, CPU vs stock, Alloc [B/msg], GCs 0/1/2, Frames/send{(transport.IsFlushBatching ? ", Queue delay p50/p99 [us], Flushes by reason (all runs)" : "")}");
         foreach (var clients in clientCounts)
         {
             var rows = report.Rows.Where(row => row.Transport == transport.Name && row.Clients == clients).ToList();
@@ -278,7 +278,7 @@ static async Task Throughput(EchoHost echoes, TransportUnderTest[] transports, i
                 $"{Ratio(cpu, TransportUnderTest.Stock, clients, row => row.CpuUsPerMessage)}, " +
                 $"{Median(rows.Select(row => row.AllocatedBytesPerMessage)):N0}, " +
                 $"{Median(rows.Select(row => (double)row.Gen0Collections)):N0}/{Median(rows.Select(row => (double)row.Gen1Collections)):N0}/{Median(rows.Select(row => (double)row.Gen2Collections)):N0}, " +
-                $"{(framesPerSend.Count > 0 ? Median(framesPerSend).ToString("N1") : "-")}{Reasons(rows)}");
+                $"{(framesPerSend.Count > 0 ? Median(framesPerSend).ToString("N1") : "-")}{QueueDelay(rows)}{Reasons(rows)}");
         }
     }
 
@@ -340,6 +340,14 @@ static double Cv(IEnumerable<double> values)
 static double Median(IEnumerable<double> values) => Sweep.Median(values);
 
 // Flush reasons summed over a row's runs, in shares: what ended the batches.
+// Medians over the runs of each run's p50 and p99; nothing for stock, which records no queue delay.
+static string QueueDelay(List<RowResult> rows)
+{
+    var p50 = rows.Select(row => row.QueueDelayP50Us).OfType<double>().ToList();
+    var p99 = rows.Select(row => row.QueueDelayP99Us).OfType<double>().ToList();
+    return p50.Count == 0 ? "" : $", {Median(p50):N0}/{Median(p99):N0}";
+}
+
 static string Reasons(List<RowResult> rows)
 {
     var totals = rows.SelectMany(row => row.FlushesByReason ?? []).GroupBy(f => f.Key).ToDictionary(g => g.Key, g => g.Sum(f => f.Value));

@@ -4,6 +4,8 @@ namespace RemotePingPong;
 /// <param name="CpuUsPerMessage">CPU time (user and system) of every process taking part, per message counted in <paramref name="MsgsPerSec"/>.</param>
 /// <param name="AllocatedBytesPerMessage">Bytes allocated on the managed heap by every process taking part, per message.</param>
 /// <param name="Processes">1 with the echo system in this process; 2 with a server process, whose cost is included.</param>
+/// <param name="QueueDelayP50Us">This project's transports: the median of <c>flushbatching.queue_delay</c> over this process's sends [us].</param>
+/// <param name="QueueDelayP99Us">The same, its 99th percentile [us].</param>
 internal sealed record RowResult(
     string Transport,
     int Clients,
@@ -20,4 +22,6 @@ internal sealed record RowResult(
     long? Sends,
     double? FramesPerSend,
     Dictionary<string, long>? FlushesByReason,
-    string? Settings);
+    string? Settings,
+    double? QueueDelayP50Us = null,
+    double? QueueDelayP99Us = null);
