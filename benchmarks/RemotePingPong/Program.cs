@@ -7,6 +7,7 @@ using FlushBatching.Akka;
 using FlushBatching.Benchmarks.Shared;
 using FlushBatching.Tests.Support;
 using RemotePingPong;
+using RemotePingPong.OpenLoop;
 using RemotePingPong.Soak;
 
 const int WarmUpClients = 5;
@@ -51,6 +52,10 @@ var soakOption = new Option<int>("--soak")
 var soakCycleOption = new Option<int>("--soak-cycle") { Description = "With --soak: minutes between dropping the client side's connections and making new ones.", DefaultValueFactory = _ => 3 };
 var sampleEveryOption = new Option<int>("--sample-every") { Description = "With --soak: seconds between samples.", DefaultValueFactory = _ => 60 };
 var tlsOption = new Option<bool>("--tls") { Description = "With --soak: both sides over TLS, with a self-signed certificate made for the run." };
+var openLoopOption = ListOptions.Numbers(
+    "--open-loop", "Instead of the closed-loop rows: offer these rates (round trips per second, all clients together) whatever comes back, and report latency from each message's due time.", []);
+var openLoopSecondsOption = new Option<int>("--open-loop-seconds") { Description = "With --open-loop: seconds each rate is offered.", DefaultValueFactory = _ => 10 };
+var p99BoundOption = new Option<double>("--p99-bound-ms") { Description = "With --open-loop: the p99 a rate must stay under to count as sustained at that bound.", DefaultValueFactory = _ => 5 };
 var portOption = new Option<int>("--port") { Description = "With --role server: the port clients reach the server on.", DefaultValueFactory = _ => 4055 };
 
 var root = new RootCommand(
@@ -58,7 +63,7 @@ var root = new RootCommand(
 {
     transportOption, clientsOption, messagesOption, repeatOption, payloadOption, setOption, latencyOption, roundTripsOption, quickOption, jsonOption,
     sweepOption, sweepWritesOption, sweepBytesOption, sweepIntervalOption, roleOption, serverOption, serverTransportOption, hostnameOption,
-    publicHostnameOption, portOption, soakOption, soakCycleOption, sampleEveryOption, tlsOption,
+    publicHostnameOption, portOption, soakOption, soakCycleOption, sampleEveryOption, tlsOption, openLoopOption, openLoopSecondsOption, p99BoundOption,
 };
 
 root.SetAction(async (parse, _) =>
@@ -186,8 +191,16 @@ root.SetAction(async (parse, _) =>
 
     using var counter = new FrameCounter();
     var report = new Report();
+    var openLoopRates = parse.GetValue(openLoopOption)!;
     try
     {
+        if (openLoopRates.Length > 0)
+        {
+            await OpenLoop(echoes, [.. transports.Where(t => !t.InProcessOnly)], clientCounts[^1], openLoopRates, TimeSpan.FromSeconds(parse.GetValue(openLoopSecondsOption)),
+                parse.GetValue(p99BoundOption), repeat, payload, report);
+            return await WriteJson(report);
+        }
+
         // Warm up every transport so tiered compilation, the thread pool and buffer pools settle before anything is
         // measured: without it the first rows of a fresh process run slower than the ones after.
         var warmUpMessages = Math.Min(messages, 10_000);
@@ -224,13 +237,18 @@ root.SetAction(async (parse, _) =>
         }
     }
 
-    if (parse.GetValue(jsonOption) is { } json)
-    {
-        await File.WriteAllTextAsync(json.FullName, JsonSerializer.Serialize(report, new JsonSerializerOptions { WriteIndented = true }));
-        Console.WriteLine($"wrote {json.FullName}");
-    }
+    return await WriteJson(report);
 
-    return 0;
+    async Task<int> WriteJson(Report report)
+    {
+        if (parse.GetValue(jsonOption) is { } json)
+        {
+            await File.WriteAllTextAsync(json.FullName, JsonSerializer.Serialize(report, new JsonSerializerOptions { WriteIndented = true }));
+            Console.WriteLine($"wrote {json.FullName}");
+        }
+
+        return 0;
+    }
 });
 
 return await root.Parse(args).InvokeAsync();
@@ -340,6 +358,58 @@ static double Cv(IEnumerable<double> values)
 static double Median(IEnumerable<double> values) => Sweep.Median(values);
 
 // Flush reasons summed over a row's runs, in shares: what ended the batches.
+// Rate by rate, each transport in turn within a rate, so a slow spell of the machine falls on all of them; the table
+// gives medians over the runs, and per transport the highest rate whose p99 stayed under the bound with every
+// message back.
+static async Task OpenLoop(EchoHost echoes, TransportUnderTest[] transports, int clients, int[] rates, TimeSpan duration, double p99BoundMs, int repeat, int payload, Report report)
+{
+    Console.WriteLine($"open loop: {clients} clients, {payload} B payload, {duration.TotalSeconds:N0} s per rate, latency from each message's due time");
+    var runs = transports.Length * rates.Length * repeat;
+    var done = 0;
+    foreach (var transport in transports)
+    {
+        await OpenLoopRun.RunAsync(echoes, transport, 0, clients, rates[0], TimeSpan.FromSeconds(2), payload); // warm-up, not counted
+    }
+
+    for (var r = 1; r <= repeat; r++)
+    {
+        foreach (var rate in rates)
+        {
+            foreach (var transport in transports)
+            {
+                var row = await OpenLoopRun.RunAsync(echoes, transport, r, clients, rate, duration, payload);
+                report.OpenLoop.Add(row);
+                Console.Error.WriteLine($"[{++done}/{runs}] {row.Transport} at {rate:N0}/s: p50 {row.P50Us:N0} us, p99 {row.P99Us:N0} us{(row.Sustained ? "" : ", NOT all back")}");
+            }
+        }
+    }
+
+    Console.WriteLine();
+    Console.WriteLine($"Medians of {repeat} run(s); latency [us] from each message's due time; 'all back' = every message came back within 10 s of the last one due");
+    Console.WriteLine("Transport, Offered [rt/s], Achieved [rt/s], p50, p99, p99.9, max, all back");
+    foreach (var transport in transports)
+    {
+        foreach (var rate in rates)
+        {
+            var rows = report.OpenLoop.Where(row => row.Transport == transport.Name && row.OfferedPerSec == rate).ToList();
+            Console.WriteLine($"{transport.Name}, {rate}, {Median(rows.Select(row => row.AchievedPerSec)):N0}, {Median(rows.Select(row => row.P50Us)):N0}, " +
+                $"{Median(rows.Select(row => row.P99Us)):N0}, {Median(rows.Select(row => row.P999Us)):N0}, {Median(rows.Select(row => row.MaxUs)):N0}, {(rows.All(row => row.Sustained) ? "yes" : "no")}");
+        }
+    }
+
+    Console.WriteLine();
+    Console.WriteLine($"Highest offered rate with p99 under {p99BoundMs} ms and every message back:");
+    var best = transports.ToDictionary(t => t.Name, t => rates
+        .Where(rate => report.OpenLoop.Where(row => row.Transport == t.Name && row.OfferedPerSec == rate) is var rows
+            && rows.All(row => row.Sustained) && Median(rows.Select(row => row.P99Us)) < p99BoundMs * 1000)
+        .DefaultIfEmpty(0).Max());
+    foreach (var (name, rate) in best)
+    {
+        var stock = best.GetValueOrDefault(TransportUnderTest.Stock);
+        Console.WriteLine($"{name}: {rate:N0} rt/s{(stock > 0 && name != TransportUnderTest.Stock ? $" ({(double)rate / stock:N2}x stock)" : "")}");
+    }
+}
+
 // Medians over the runs of each run's p50 and p99; nothing for stock, which records no queue delay.
 static string QueueDelay(List<RowResult> rows)
 {

@@ -16,4 +16,6 @@ internal sealed class Report
     public List<LatencyResult> Latency { get; } = [];
 
     public List<SweepResult> Sweep { get; } = [];
+
+    public List<OpenLoop.OpenLoopResult> OpenLoop { get; } = [];
 }
