@@ -37,9 +37,9 @@ namespace FlushBatching.DotNetty;
 /// combines, so no length-field encoder is needed and a payload is copied at most once.
 /// </para>
 /// <para>
-/// An explicit flush from upstream is held until the next trigger, never longer than the interval. Before a close, a
-/// disconnect, an exception travelling the pipeline, the handler's removal, and when the channel turns unwritable,
-/// what is pending is flushed first. A timer runs only while writes are pending. Flushes are counted on the
+/// An explicit flush from upstream is held until the next trigger, never longer than the interval. Before a close (a
+/// disconnect is one on stream channels: DotNetty turns it into a close), an exception travelling the pipeline, the
+/// handler's removal, and when the channel turns unwritable, what is pending is flushed first. A timer runs only while writes are pending. Flushes are counted on the
 /// <c>FlushBatching</c> Meter, by reason. State is touched on the channel's event loop only; one instance per channel.
 /// </para>
 /// </remarks>
@@ -99,7 +99,6 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         FlushBatchingMetrics? metrics = null,
         FramingSettings? framing = null)
     {
-        ArgumentNullException.ThrowIfNull(settings);
         ArgumentOutOfRangeException.ThrowIfNegative(combineBufferSize);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(combineBufferSize, MaxCombineBufferSize);
         _timeProvider = timeProvider ?? TimeProvider.System;
@@ -226,13 +225,6 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     {
         Drain(context);
         context.FireExceptionCaught(exception);
-    }
-
-    /// <summary>Flushes what is pending, then disconnects.</summary>
-    public override Task DisconnectAsync(IChannelHandlerContext context)
-    {
-        Drain(context);
-        return context.DisconnectAsync();
     }
 
     /// <summary>Flushes what is pending, cancels the timer, then closes.</summary>

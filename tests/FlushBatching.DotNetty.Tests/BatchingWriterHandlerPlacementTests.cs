@@ -125,10 +125,11 @@ public sealed class BatchingWriterHandlerPlacementTests
     [Fact]
     public void Encoders_nearer_the_application_and_other_handlers_nearer_the_socket_leave_it_in_place()
     {
+        // The encoder is in the pipeline before the handler is put nearer the socket than it.
         var channel = new EmbeddedChannel();
-        channel.Pipeline.AddLast("inspector", new ChannelHandlerAdapter());
-        channel.Pipeline.AddLast("batching", new BatchingWriterHandler(BatchingSettings.Default));
         channel.Pipeline.AddLast("frame-encoder", new LengthFieldPrepender(2));
+        channel.Pipeline.AddFirst("inspector", new ChannelHandlerAdapter());
+        channel.Pipeline.AddAfter("inspector", "batching", new BatchingWriterHandler(BatchingSettings.Default));
 
         channel.CheckException();
         Assert.NotNull(channel.Pipeline.Get<BatchingWriterHandler>());

@@ -192,11 +192,12 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
     }
 
     [Fact]
-    public async Task Disconnect_flushes_what_is_pending_first()
+    public async Task A_disconnect_which_a_stream_channel_turns_into_a_close_flushes_what_is_pending_first()
     {
+        // DotNetty passes a disconnect on as a close on channels without one of their own (TCP, and EmbeddedChannel).
         Start(Settings());
         WriteMany(3);
-        await _channel.DisconnectAsync();
+        await _channel.Pipeline.DisconnectAsync();
 
         Assert.Equal(1, _probe.Flushes);
         Assert.Equal("drain", SingleReason());

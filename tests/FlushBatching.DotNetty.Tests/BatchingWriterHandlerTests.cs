@@ -53,6 +53,19 @@ public sealed class BatchingWriterHandlerTests : BatchingWriterHandlerSuite
     }
 
     [Fact]
+    public void A_write_of_exactly_half_the_combine_buffer_is_still_combined()
+    {
+        Start(Settings());
+        Write();
+        Write(size: BatchingWriterHandler.DefaultCombineBufferSize / 2);
+        Write(size: BatchingWriterHandler.DefaultCombineBufferSize / 2 + 1);
+        Channel.RunPendingTasks();
+
+        Assert.Equal([[0, 1], [2]], ReadBuffers());
+        AssertAllSentInOrder();
+    }
+
+    [Fact]
     public void A_large_write_passes_through_as_it_is_after_what_was_combined_before_it()
     {
         Start(Settings());
