@@ -5,9 +5,9 @@ using HdrHistogram;
 namespace RemotePingPong.OpenLoop;
 
 /// <summary>
-/// Offers round trips at a fixed rate whatever comes back (open loop, as wrk2 does): a sender thread wakes about every
-/// millisecond and sends every message whose time has come, spread over the clients in turn; each message's latency
-/// is counted from its due time. A transport that cannot keep up shows growing latency, not a lower offered rate:
+/// Offers round trips at a fixed rate whatever comes back (open loop, as wrk2 does): a sender thread sends each message
+/// at its due time (waking to within tens of microseconds), spread over the clients in turn; each message's latency is
+/// counted from its due time. A transport that cannot keep up shows growing latency, not a lower offered rate:
 /// coordinated omission corrected.
 /// </summary>
 internal static class OpenLoopRun
@@ -67,24 +67,29 @@ internal static class OpenLoopRun
         }
     }
 
-    // Message k is due at started + k / perSecond and goes to client k mod clients; its due time is written before
-    // it is sent, so the receiver reads it after the reply comes.
+    // Message k is due at started + k / perSecond and goes to client k mod clients. The sender sends every message
+    // due, then sleeps until the next one is (to within tens of microseconds: PreciseSleep). A due time is written
+    // before its message is sent, so the receiver reads it after the reply comes.
     private static void Send(IActorRef[] echo, IActorRef[] receivers, long[][] due, int payload, int perSecond, long started)
     {
         var message = new byte[payload];
         var sent = new int[echo.Length];
         var total = due.Sum(d => (long)d.Length);
+        long DueAt(long k) => started + (long)(k * (double)Stopwatch.Frequency / perSecond);
         for (long k = 0; k < total;)
         {
-            var dueNow = Math.Min(total, (long)(Stopwatch.GetElapsedTime(started).TotalSeconds * perSecond) + 1);
-            for (; k < dueNow; k++)
+            var now = Stopwatch.GetTimestamp();
+            for (; k < total && DueAt(k) <= now; k++)
             {
                 var client = (int)(k % echo.Length);
-                Volatile.Write(ref due[client][sent[client]++], started + (long)(k * (double)Stopwatch.Frequency / perSecond));
+                Volatile.Write(ref due[client][sent[client]++], DueAt(k));
                 echo[client].Tell(message, receivers[client]);
             }
 
-            Thread.Sleep(1);
+            if (k < total)
+            {
+                PreciseSleep.Until(DueAt(k));
+            }
         }
     }
 }
