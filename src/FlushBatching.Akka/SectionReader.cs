@@ -61,11 +61,12 @@ internal sealed class SectionReader(Config config)
         }
     }
 
+    // Akka's GetString gives "" for a list or an object, which would read as an empty value.
     private string Shown(string key)
     {
         try
         {
-            return config.GetString(key) ?? "";
+            return config.GetValue(key) is { } value && (value.IsArray() || value.IsObject()) ? "(not a single value)" : config.GetString(key) ?? "";
         }
         catch (Exception)
         {

@@ -256,7 +256,9 @@ public sealed class BatchingTransportSettingsTests
             new DotNettySslSetup(certificate, suppressValidation: true, requireMutualAuthentication: false, validateCertificateHostname: true, customValidator: (_, _, _, _, _) => true));
 
         Assert.Equal("tcp", plain.SchemeIdentifier);
-        Assert.EndsWith(", enable-ssl = off", plain.ToString());
+        Assert.Equal(
+            $"batching {{ {BatchingSettings.Default} }}, {FramingSettings.Default}, write-buffer-high-water-mark = 1m, write-buffer-low-water-mark = 512k, enable-ssl = off",
+            plain.ToString());
         Assert.Equal("ssl.tcp", tls.SchemeIdentifier);
         Assert.EndsWith(", enable-ssl = on, ssl { require-mutual-authentication = on, validate-certificate-hostname = off, suppress-validation = off }", tls.ToString());
         Assert.EndsWith(", enable-ssl = on, ssl { require-mutual-authentication = off, validate-certificate-hostname = on, suppress-validation = on, custom validator }", judged.ToString());
@@ -332,7 +334,7 @@ public sealed class BatchingTransportSettingsTests
     {
         Assert.Equal(
             X509KeyStorageFlags.Exportable | X509KeyStorageFlags.MachineKeySet | X509KeyStorageFlags.PersistKeySet | X509KeyStorageFlags.UserKeySet | X509KeyStorageFlags.UserProtected,
-            TlsSection.ParseFlags(["exportable", "machine-key-set", "persist-key-set", "user-key-set", "user-protected", "default-key-set"]));
+            TlsSection.ParseFlags(["exportable", "machine-key-set", "persist-key-set", "user-key-set", "user-protected", "default-key-set", "exportable"]));
         Assert.Equal(X509KeyStorageFlags.DefaultKeySet, TlsSection.ParseFlags(null));
         var e = Assert.Throws<InvalidSettingException>(() => TlsSection.ParseFlags(["exportable", "shiny"]));
         Assert.Contains("default-key-set, exportable, machine-key-set, persist-key-set, user-key-set, user-protected", e.Allowed);

@@ -36,6 +36,8 @@ public sealed class SettingsValidationTests
         { "byte-order = middle-endian", "byte-order", "middle-endian", "little-endian or big-endian" },
         { "tcp-nodelay = sometimes", "tcp-nodelay", "sometimes", "on, off" },
         { "tcp-keepalive = sometimes", "tcp-keepalive", "sometimes", "on, off" },
+        { "tcp-nodelay { on = yes }", "tcp-nodelay", "(not a single value)", "on, off" },
+        { "tcp-keepalive = [on, off]", "tcp-keepalive", "(not a single value)", "on, off" }, // Akka's GetString gives "" for both
         { "send-buffer-size = -1b", "send-buffer-size", "-1b", "from 0b" },
         { "receive-buffer-size = 4g", "receive-buffer-size", "4g", "from 0b" },
         { "backlog = 0", "backlog", "0", "from 1 to 65535" },
@@ -54,7 +56,7 @@ public sealed class SettingsValidationTests
         { Ssl + "ssl.certificate.use-thumbprint-over-file = perhaps", "ssl.certificate.use-thumbprint-over-file", "perhaps", "on, off" },
         { Ssl + "ssl.certificate { use-thumbprint-over-file = on, thumbprint = \"\" }", "ssl.certificate.thumbprint", "", "thumbprint" },
         { Thumbprint + "ssl.certificate.store-location = moon", "ssl.certificate.store-location", "moon", "current-user or local-machine" },
-        { Thumbprint + "ssl.certificate.store-name = Drawer", "ssl.certificate.store-name", "Drawer", "AddressBook" },
+        { Thumbprint + "ssl.certificate.store-name = Drawer", "ssl.certificate.store-name", "Drawer", "empty, or one of AddressBook, AuthRoot" },
         { Thumbprint + "ssl.certificate.store-name = 99", "ssl.certificate.store-name", "99", "AddressBook" },
         { Ssl + "ssl.certificate { path = x.pfx, flags = [exportable, shiny] }", "ssl.certificate.flags", "shiny", "exportable" },
         { Ssl + "ssl.suppress-validation = sometimes", "ssl.suppress-validation", "sometimes", "on, off" },
