@@ -4,7 +4,7 @@
 #
 #   benchmarks/measure.sh [OUT]        REPEAT=3 by default: runs per benchmark, interleaved, medians reported
 #
-# Takes about 30 minutes on 2 cores. Run it on a quiet machine: nothing else building or testing.
+# Takes about 55 minutes on 2 cores. Run it on a quiet machine: nothing else building or testing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/benchmarks/results/current}
@@ -49,6 +49,10 @@ for run in $(seq 1 "$repeat"); do
     --latency --round-trips 20000 --payload 3 --json "$out/latency/run-$run.json" >"$out/latency/run-$run.txt" 2>&1
 done
 
+# Latency against offered load (open loop), and how each transport uses a second core.
+benchmarks/open-loop.sh "$out"
+benchmarks/cores.sh "$out"
+
 # The core alone, batching off and on.
 for run in $(seq 1 "$repeat"); do
   dotnet "$tpp" --pairs 1,5,10,30 --messages 20000 --json "$out/transport/run-$run.json" >"$out/transport/run-$run.txt" 2>&1
@@ -75,6 +79,9 @@ remote = runs("remote-100")
 json.dump({"Machine": remote[0]["Machine"], "Rows": [r for d in remote for r in d["Rows"]],
            "Latency": [l for d in runs("latency") for l in d["Latency"]]}, open(f"{out}/charts-remote.json", "w"))
 json.dump([r for d in runs("transport") for r in d], open(f"{out}/charts-transport.json", "w"))
+json.dump({"Machine": remote[0]["Machine"], "Payload": 100, "OpenLoop": [r for d in runs("open-loop-100") for r in d["OpenLoop"]]},
+          open(f"{out}/charts-open-loop.json", "w"))
 PY
-(cd tools/charts && npm ci --silent && node render.mjs --remote "$out/charts-remote.json" --transport "$out/charts-transport.json" --out ../../docs/charts) ||
+(cd tools/charts && npm ci --silent && node render.mjs --remote "$out/charts-remote.json" --transport "$out/charts-transport.json" \
+  --open-loop "$out/charts-open-loop.json" --out ../../docs/charts) ||
   echo "charts not drawn: tools/charts needs node and npm"

@@ -8,7 +8,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$1
 repeat=${REPEAT:-3}
-rates=${RATES:-1000,2500,5000,10000,15000,20000,30000,40000}
+rates=${RATES:-5000,20000,40000,60000,80000,100000,120000}
 cd "$root"
 dotnet build -c Release benchmarks/RemotePingPong >/dev/null
 rpp=benchmarks/RemotePingPong/bin/Release/net10.0/RemotePingPong.dll

@@ -28,8 +28,8 @@ def remote(folder, title, note=""):
     data = runs(folder)
     print(f"### {title}\n")
     print(f"{len(data)} runs, medians; ratios are the median of each run's own ratio. {note}\n")
-    print("| clients | transport | msgs/s | × stock | × ceiling | CPU µs/msg | CPU × stock | CPU × ceiling |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|")
+    print("| clients | transport | msgs/s | × stock | × ceiling | CPU µs/msg | CPU × stock | CPU × ceiling | queue delay p50 / p99 µs |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     rows = grouped((r for d in data for r in d["Rows"]), lambda r: (r["Transport"], r["Clients"]))
 
     def ratio(mine, theirs, key):
@@ -41,7 +41,59 @@ def remote(folder, title, note=""):
             mine = rows[(t, clients)]
             print(f'| {clients} | {t} | {st.median(r["MsgsPerSec"] for r in mine):,.0f} | {ratio(mine, stock, "MsgsPerSec")} | '
                   f'{ratio(mine, ceiling, "MsgsPerSec")} | {st.median(r["CpuUsPerMessage"] for r in mine):.2f} | '
-                  f'{ratio(mine, stock, "CpuUsPerMessage")} | {ratio(mine, ceiling, "CpuUsPerMessage")} |')
+                  f'{ratio(mine, stock, "CpuUsPerMessage")} | {ratio(mine, ceiling, "CpuUsPerMessage")} | {queue_delay(mine)} |')
+    print()
+
+
+def queue_delay(rows):
+    """Medians of each run's flushbatching.queue_delay p50 and p99, for this project's transports (the clients' side)."""
+    p50 = [r["QueueDelayP50Us"] for r in rows if r.get("QueueDelayP50Us") is not None]
+    p99 = [r["QueueDelayP99Us"] for r in rows if r.get("QueueDelayP99Us") is not None]
+    return f"{st.median(p50):,.0f} / {st.median(p99):,.0f}" if p50 else "-"
+
+
+def open_loop(payload, bound_ms=5):
+    data = runs(f"open-loop-{payload}")
+    if not data:
+        return
+    print(f"### Latency against offered load, two processes, {payload}-byte payload\n")
+    print(f"{len(data)} runs, medians; latency from each message's due time (open loop, coordinated omission corrected).\n")
+    rows = grouped((r for d in data for r in d["OpenLoop"]), lambda r: (r["Transport"], r["OfferedPerSec"]))
+    transports = [t for t in TRANSPORTS if any(k[0] == t for k in rows)]
+    print("| offered round trips/s | " + " | ".join(f"{t} p50 / p99 / p99.9 ms" for t in transports) + " |")
+    print("|---:|" + "---:|" * len(transports))
+    for rate in sorted({r for _, r in rows}):
+        cells = []
+        for t in transports:
+            rs = rows.get((t, rate), [])
+            back = "" if all(r["Sustained"] for r in rs) else " (not all back)"
+            cells.append(f'{st.median(r["P50Us"] for r in rs) / 1000:.1f} / {st.median(r["P99Us"] for r in rs) / 1000:.1f} / '
+                         f'{st.median(r["P999Us"] for r in rs) / 1000:.1f}{back}' if rs else "-")
+        print(f"| {rate:,} | " + " | ".join(cells) + " |")
+    print()
+    best = {t: max([rate for (tt, rate), rs in rows.items() if tt == t and all(r["Sustained"] for r in rs)
+                    and st.median(r["P99Us"] for r in rs) < bound_ms * 1000] or [0]) for t in transports}
+    print(f"Highest offered rate with a median p99 under {bound_ms} ms: " +
+          ", ".join(f"{t} {rate:,}" + (f" ({rate / best['stock']:.2f}× stock)" if best.get('stock') and t != 'stock' else "")
+                    for t, rate in best.items()) + "\n")
+
+
+def cores():
+    one, two = runs("cores-1"), runs("cores-2")
+    if not one or not two:
+        return
+    print("### One core and two: both processes pinned with taskset, 100-byte payload\n")
+    print(f"{len(one)} runs each, medians. × 1 core = msgs/s on two cores over msgs/s on one.\n")
+    print("| clients | transport | 1 core msgs/s | 1 core CPU µs/msg | 2 cores msgs/s | 2 cores CPU µs/msg | × 1 core |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
+    a = grouped((r for d in one for r in d["Rows"]), lambda r: (r["Transport"], r["Clients"]))
+    b = grouped((r for d in two for r in d["Rows"]), lambda r: (r["Transport"], r["Clients"]))
+    for clients in sorted({c for _, c in a}):
+        for t in (t for t in TRANSPORTS if (t, clients) in a and (t, clients) in b):
+            r1, r2 = a[(t, clients)], b[(t, clients)]
+            m1, m2 = st.median(r["MsgsPerSec"] for r in r1), st.median(r["MsgsPerSec"] for r in r2)
+            print(f'| {clients} | {t} | {m1:,.0f} | {st.median(r["CpuUsPerMessage"] for r in r1):.2f} | {m2:,.0f} | '
+                  f'{st.median(r["CpuUsPerMessage"] for r in r2):.2f} | {m2 / m1:.2f}× |')
     print()
 
 
@@ -84,6 +136,9 @@ remote("inproc-100", "RemotePingPong, one process, 100-byte payload, 20,000 mess
 remote("inproc-3", "RemotePingPong, one process, 3-byte payload, 20,000 messages per client", one)
 latency()
 transport()
+open_loop(100)
+open_loop(3)
+cores()
 for name in ("bdn-core", "bdn-akka"):
     for report in sorted(glob.glob(os.path.join(out, name, "results", "*-report-github.md"))):
         print(f"### {os.path.basename(report).replace('-report-github.md', '')}\n")

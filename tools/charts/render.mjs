@@ -1,5 +1,6 @@
 // Renders the benchmarks' JSON files as SVG charts (vega-lite, headless).
-// Usage: node render.mjs [--remote remote.json] [--transport transport.json] [--soak SOAK_DIR] [--out ../../docs/charts]
+// Usage: node render.mjs [--remote remote.json] [--transport transport.json] [--open-loop open-loop.json] [--soak SOAK_DIR]
+//        [--out ../../docs/charts]
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -11,6 +12,7 @@ const { values: args } = parseArgs({
     remote: { type: 'string' },
     transport: { type: 'string' },
     soak: { type: 'string' },
+    'open-loop': { type: 'string' },
     out: { type: 'string', default: '../../docs/charts' },
   },
 });
@@ -88,6 +90,32 @@ if (args.transport) {
     { ...lineChart('TransportPingPong: median round trip by connection pairs (50 in flight)', points, 'Batching', 'Pairs', 'pairs'),
       encoding: { x: { field: 'Pairs', type: 'quantitative', title: 'pairs' }, y: { field: 'MsgsPerSec', type: 'quantitative', title: 'round trip p50 [µs]', scale: { type: 'log' } }, color: { field: 'Batching', type: 'nominal', title: null } } },
     join(args.out, 'transport-latency.svg'));
+}
+
+if (args['open-loop']) {
+  // Latency against offered load: p50 and p99 per transport and rate, medians over the runs, on a log scale (a
+  // saturated transport's latency is seconds).
+  const openLoop = JSON.parse(readFileSync(args['open-loop'], 'utf8'));
+  const runs = openLoop.OpenLoop.flatMap((r) => [['p50', r.P50Us], ['p99', r.P99Us]].map(([percentile, us]) =>
+    ({ series: `${r.Transport}\u0000${percentile}`, Transport: r.Transport, percentile, OfferedPerSec: r.OfferedPerSec, ms: us / 1000 })));
+  const points = medians(runs, 'series', 'OfferedPerSec', 'ms').map((p) => {
+    const [Transport, percentile] = p.series.split('\u0000');
+    return { Transport, percentile, OfferedPerSec: p.OfferedPerSec, ms: p.ms };
+  });
+  await render({
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: { text: `Latency against offered load (open loop), ${openLoop.Payload}-byte payload`, subtitle: openLoop.Machine },
+    width: 520,
+    height: 300,
+    data: { values: points },
+    mark: { type: 'line', point: true },
+    encoding: {
+      x: { field: 'OfferedPerSec', type: 'quantitative', title: 'offered round trips/s' },
+      y: { field: 'ms', type: 'quantitative', title: 'latency from due time [ms]', scale: { type: 'log' } },
+      color: { field: 'Transport', type: 'nominal', title: null },
+      strokeDash: { field: 'percentile', type: 'nominal', title: null },
+    },
+  }, join(args.out, 'open-loop-latency.svg'));
 }
 
 if (args.soak) {
