@@ -91,6 +91,11 @@ smoke_two_processes() {
   trap 'kill "$server" 2>/dev/null || true' RETURN
   address=$(benchmarks/server-address.sh "$log")
   bounded dotnet "$dll" --role client --server "$address" --transport flushbatching,stock,ceiling --clients 2 --messages 2000
+  # The open loop's code path (benchmarks/open-loop.sh runs the real one): it must offer, time and print its verdict.
+  bounded dotnet "$dll" --role client --server "$address" --transport flushbatching,flushbatching-dotnetty,stock --clients 2 \
+    --open-loop 500 --open-loop-seconds 1 >"$log.open" 2>&1 || { cat "$log.open" >&2; echo "error: the open-loop smoke run failed" >&2; exit 1; }
+  grep -q '^Highest offered rate' "$log.open" || { cat "$log.open" >&2; echo "error: the open-loop smoke run printed no verdict" >&2; exit 1; }
+  rm -f "$log.open"
   # The soak's code path over TLS for one minute: that it samples, judges and prints its table, not its verdict, which a
   # minute on a shared machine cannot give (benchmarks/soak.sh runs the real one).
   bounded dotnet "$dll" --role client --server "$address" --transport flushbatching --clients 2 --soak 1 --sample-every 10 --tls \
