@@ -20,27 +20,13 @@ public sealed class DotNettyConnectionStackTests : ConnectionStackSuite
         var payload = ByteString.CopyFrom(new byte[1000]);
 
         // The client's event loop is held busy, so nothing written reaches its channel until it is released.
-        // It is released however the test ends, so a failure cannot leave the loop held for the teardown.
-        var release = new TaskCompletionSource();
-        var held = new TaskCompletionSource();
-        ((DotNettyConnection)client).EventLoop.Execute(() =>
-        {
-            held.SetResult();
-            release.Task.Wait();
-        });
-        await held.Task.WaitAsync(Timeout);
-
         var accepted = 0;
-        try
+        using (await HoldEventLoop(client))
         {
             while (client.TryWrite(payload))
             {
                 Assert.True(++accepted < 10_000, "TryWrite never refused although the event loop took nothing");
             }
-        }
-        finally
-        {
-            release.SetResult();
         }
 
         Assert.InRange(accepted * (payload.Length + (long)FramingSettings.HeaderLength), high, high + payload.Length + FramingSettings.HeaderLength);
@@ -66,27 +52,35 @@ public sealed class DotNettyConnectionStackTests : ConnectionStackSuite
         server.StartReading(new Receiver());
 
         // The client's event loop is held busy while a payload waits for it and the clock moves on.
-        var release = new TaskCompletionSource();
-        var held = new TaskCompletionSource();
-        ((DotNettyConnection)client).EventLoop.Execute(() =>
-        {
-            held.SetResult();
-            release.Task.Wait();
-        });
-        await held.Task.WaitAsync(Timeout);
-        try
+        using (await HoldEventLoop(client))
         {
             Assert.True(client.TryWrite(ByteString.CopyFromUtf8("waits")));
             clock.Advance(TimeSpan.FromMilliseconds(7));
-        }
-        finally
-        {
-            release.SetResult();
         }
 
         await Poll.Until(() => recorder.Seconds("flushbatching.queue_delay").Any(), "the send to be recorded");
         Assert.Equal(0.007, Assert.Single(recorder.Seconds("flushbatching.queue_delay")));
     }
 
+    // Holds the connection's event loop busy until disposed, which releases it however the test ends, so a failure
+    // cannot leave the loop held for the teardown.
+    private static async Task<IDisposable> HoldEventLoop(ITransportConnection connection)
+    {
+        var release = new TaskCompletionSource();
+        var held = new TaskCompletionSource();
+        ((DotNettyConnection)connection).EventLoop.Execute(() =>
+        {
+            held.SetResult();
+            release.Task.Wait();
+        });
+        await held.Task.WaitAsync(Timeout);
+        return new Release(release);
+    }
+
     private protected override IConnectionStack CreateStack(ConnectionSettings settings) => new DotNettyConnectionStack(settings, 1, 1);
+
+    private sealed class Release(TaskCompletionSource release) : IDisposable
+    {
+        public void Dispose() => release.TrySetResult();
+    }
 }

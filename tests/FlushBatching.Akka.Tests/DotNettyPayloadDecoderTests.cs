@@ -91,10 +91,7 @@ public sealed class DotNettyPayloadDecoderTests
     [Fact]
     public void A_refused_length_is_one_error_and_every_byte_after_it_is_dropped()
     {
-        using var metrics = new FlushBatchingMetrics();
-        var errors = new List<Exception>();
-        var events = new List<string>();
-        var channel = new EmbeddedChannel(new DotNettyPayloadDecoder(FramingSettings.Default, metrics), new Errors(errors, events));
+        var (channel, errors, events) = Watched();
 
         channel.WriteInbound(Unpooled.WrappedBuffer([0xFF, 0xFF, 0xFF, 0xFF, .. Frame([1])]));
         channel.WriteInbound(Unpooled.WrappedBuffer(Frame([2])));
@@ -110,10 +107,7 @@ public sealed class DotNettyPayloadDecoderTests
     [InlineData(4 + 10, 14)]
     public void A_peer_that_closes_inside_a_frame_is_an_error_naming_the_bytes_left_then_the_close_passes_on(int sent, int left)
     {
-        using var metrics = new FlushBatchingMetrics();
-        var errors = new List<Exception>();
-        var events = new List<string>();
-        var channel = new EmbeddedChannel(new DotNettyPayloadDecoder(FramingSettings.Default, metrics), new Errors(errors, events));
+        var (channel, errors, events) = Watched();
 
         channel.WriteInbound(Unpooled.WrappedBuffer(Frame(new byte[100]), 0, sent));
         channel.Pipeline.FireChannelInactive();
@@ -125,10 +119,7 @@ public sealed class DotNettyPayloadDecoderTests
     [Fact]
     public void A_peer_that_closes_between_frames_closes_cleanly()
     {
-        using var metrics = new FlushBatchingMetrics();
-        var errors = new List<Exception>();
-        var events = new List<string>();
-        var channel = new EmbeddedChannel(new DotNettyPayloadDecoder(FramingSettings.Default, metrics), new Errors(errors, events));
+        var (channel, errors, events) = Watched();
 
         channel.WriteInbound(Unpooled.WrappedBuffer(Frame([1, 2])));
         channel.Pipeline.FireChannelInactive();
@@ -138,6 +129,13 @@ public sealed class DotNettyPayloadDecoderTests
     }
 
     private static byte[] Frame(byte[] payload) => [.. BitConverter.GetBytes(payload.Length), .. payload];
+
+    // The decoder with a handler behind it that notes the errors and the close that come through.
+    private static (EmbeddedChannel Channel, List<Exception> Errors, List<string> Events) Watched()
+    {
+        var (errors, events) = (new List<Exception>(), new List<string>());
+        return (new EmbeddedChannel(new DotNettyPayloadDecoder(FramingSettings.Default, FlushBatchingMetrics.Shared), new Errors(errors, events)), errors, events);
+    }
 
     private sealed class Errors(List<Exception> errors, List<string>? events = null) : ChannelHandlerAdapter
     {
