@@ -4,7 +4,7 @@
 #
 #   benchmarks/measure.sh [OUT]        REPEAT=3 by default: runs per benchmark, interleaved, medians reported
 #
-# Takes about 55 minutes on 2 cores. Run it on a quiet machine: nothing else building or testing.
+# Takes about 70 minutes on 2 cores (the open loop alone about 30). Run it on a quiet machine: nothing else building or testing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/benchmarks/results/current}
