@@ -39,8 +39,9 @@ namespace FlushBatching.DotNetty;
 /// <para>
 /// An explicit flush from upstream is held until the next trigger, never longer than the interval. Before a close (a
 /// disconnect is one on stream channels: DotNetty turns it into a close), an exception travelling the pipeline, the
-/// handler's removal, and when the channel turns unwritable, what is pending is flushed first. A timer runs only while writes are pending. Flushes are counted on the
-/// <c>FlushBatching</c> Meter, by reason. State is touched on the channel's event loop only; one instance per channel.
+/// handler's removal, and when the channel turns unwritable, what is pending is flushed first. A timer runs only while
+/// writes are pending. Flushes are counted on the <c>FlushBatching</c> Meter, by reason. State is touched on the
+/// channel's event loop only; one instance per channel.
 /// </para>
 /// </remarks>
 public sealed class BatchingWriterHandler : ChannelDuplexHandler
