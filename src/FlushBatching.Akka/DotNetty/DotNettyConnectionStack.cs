@@ -84,7 +84,8 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
         {
             return await connecting.WaitAsync(settings.ConnectTimeout).ConfigureAwait(false);
         }
-        catch (TimeoutException e)
+        // DotNetty's own connect timeout (the ConnectTimeout option) races the bound above; either is the same timeout.
+        catch (Exception e) when (e is TimeoutException or ConnectTimeoutException)
         {
             connection?.Abort();
             _ = connecting.ContinueWith(static late => late.Result.Abort(), CancellationToken.None, TaskContinuationOptions.OnlyOnRanToCompletion, TaskScheduler.Default);
