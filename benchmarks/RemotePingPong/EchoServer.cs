@@ -23,7 +23,7 @@ public sealed class EchoServer : ReceiveActor
         ReceiveAsync<StartEchoes>(async start =>
         {
             await StopEchoSystem();
-            var transport = TransportUnderTest.Create(start.Transport, start.Section);
+            var transport = TransportUnderTest.Create(start.Transport, start.Section, start.Shared);
             _echoes = ActorSystem.Create("pingpong-echoes", PingPongRun.Config(transport, _hostname, _publicHostname));
             for (var i = 0; i < start.StandingEchoes; i++)
             {
@@ -66,9 +66,11 @@ public sealed class EchoServer : ReceiveActor
     }
 
     /// <summary>Start a fresh echo system on the transport named (as on the command line); the reply is its address.</summary>
+    /// <param name="Section">Lines for this project's transports (<c>--set</c>).</param>
+    /// <param name="Shared">Lines for every transport (<c>--maximum-frame-size</c>).</param>
     /// <param name="StandingEchoes">Echo actors started with the system (see <see cref="StandingEcho"/>), for clients
     /// that come and go while it stays up; the benchmark's rows deploy their own and ask for none.</param>
-    public sealed record StartEchoes(string Transport, string Section, int StandingEchoes = 0);
+    public sealed record StartEchoes(string Transport, string Section, string Shared, int StandingEchoes = 0);
 
     /// <summary>The measured part of a row begins.</summary>
     public sealed record BeginRow;

@@ -12,7 +12,8 @@ namespace RemotePingPong;
 /// </summary>
 internal static class PingPongRun
 {
-    public const int InFlight = 50;
+    /// <summary>Messages each client keeps in flight (<c>--in-flight</c>).</summary>
+    public static int InFlight { get; set; } = 50;
 
     private static readonly TimeSpan RowTimeout = TimeSpan.FromMinutes(10);
 

@@ -56,6 +56,11 @@ var openLoopOption = ListOptions.Numbers(
     "--open-loop", "Instead of the closed-loop rows: offer these rates (round trips per second, all clients together) whatever comes back, and report latency from each message's due time.", []);
 var openLoopSecondsOption = new Option<int>("--open-loop-seconds") { Description = "With --open-loop: seconds each rate is offered.", DefaultValueFactory = _ => 10 };
 var p99BoundOption = new Option<double>("--p99-bound-ms") { Description = "With --open-loop: the p99 a rate must stay under to count as sustained at that bound.", DefaultValueFactory = _ => 5 };
+var inFlightOption = new Option<int>("--in-flight") { Description = "Messages each client keeps in flight.", DefaultValueFactory = _ => PingPongRun.InFlight };
+var frameSizeOption = new Option<string?>("--maximum-frame-size")
+{
+    Description = "maximum-frame-size for every transport, stock included, on both sides, as a user raises it for large messages (such as 2MB).",
+};
 var portOption = new Option<int>("--port") { Description = "With --role server: the port clients reach the server on.", DefaultValueFactory = _ => 4055 };
 
 var root = new RootCommand(
@@ -63,7 +68,7 @@ var root = new RootCommand(
 {
     transportOption, clientsOption, messagesOption, repeatOption, payloadOption, setOption, latencyOption, roundTripsOption, quickOption, jsonOption,
     sweepOption, sweepWritesOption, sweepBytesOption, sweepIntervalOption, roleOption, serverOption, serverTransportOption, hostnameOption,
-    publicHostnameOption, portOption, soakOption, soakCycleOption, sampleEveryOption, tlsOption, openLoopOption, openLoopSecondsOption, p99BoundOption,
+    publicHostnameOption, portOption, inFlightOption, frameSizeOption, soakOption, soakCycleOption, sampleEveryOption, tlsOption, openLoopOption, openLoopSecondsOption, p99BoundOption,
 };
 
 root.SetAction(async (parse, _) =>
@@ -103,18 +108,25 @@ root.SetAction(async (parse, _) =>
     var roundTrips = quick ? 2_000 : parse.GetValue(roundTripsOption);
     var repeat = parse.GetValue(repeatOption);
     var payload = parse.GetValue(payloadOption);
-    if (messages < 1 || repeat < 1 || payload < 1 || roundTrips < 1)
+    PingPongRun.InFlight = parse.GetValue(inFlightOption);
+    if (messages < 1 || repeat < 1 || payload < 1 || roundTrips < 1 || PingPongRun.InFlight < 1)
     {
-        Console.Error.WriteLine("--messages, --repeat, --payload and --round-trips must be at least 1.");
+        Console.Error.WriteLine("--messages, --repeat, --payload, --round-trips and --in-flight must be at least 1.");
         return 2;
     }
 
     string section;
+    var shared = "";
     List<(string Writes, string Bytes, string Interval)>? grid = null;
     using var certificate = parse.GetValue(tlsOption) ? new SelfSignedCertificate() : null;
     try
     {
         section = Section(parse.GetValue(setOption) ?? []);
+        if (parse.GetValue(frameSizeOption) is { } frameSize)
+        {
+            shared = Section([$"maximum-frame-size={frameSize}"]);
+        }
+
         if (certificate is not null)
         {
             section += Environment.NewLine + SoakRun.TlsSection(certificate);
@@ -134,7 +146,7 @@ root.SetAction(async (parse, _) =>
         return 2;
     }
 
-    var transports = parse.GetValue(transportOption)!.Distinct().Select(name => TransportUnderTest.Create(name, section)).ToArray();
+    var transports = parse.GetValue(transportOption)!.Distinct().Select(name => TransportUnderTest.Create(name, section, shared)).ToArray();
     Console.WriteLine($"RemotePingPong: {Report.ThisMachine}");
     Console.WriteLine(soakMinutes > 0
         ? $"soak: {PingPongRun.InFlight} in flight per client, {clientCounts[^1]} clients, {payload} B payload, {soakMinutes} minutes"
@@ -151,7 +163,7 @@ root.SetAction(async (parse, _) =>
         control = ActorSystem.Create("pingpong-control", PingPongRun.Config(TransportUnderTest.Create(TransportUnderTest.Stock, ""), hostname, publicHostname));
         try
         {
-            echoes = await RemoteEchoHost.ConnectAsync(control, parse.GetValue(serverOption)!, parse.GetValue(serverTransportOption), section);
+            echoes = await RemoteEchoHost.ConnectAsync(control, parse.GetValue(serverOption)!, parse.GetValue(serverTransportOption), section, shared);
         }
         catch (Exception e) when (e is ActorNotFoundException or TimeoutException or FormatException or UriFormatException)
         {
@@ -190,7 +202,7 @@ root.SetAction(async (parse, _) =>
     }
 
     using var counter = new FrameCounter();
-    var report = new Report();
+    var report = new Report { Payload = payload, InFlight = PingPongRun.InFlight };
     var openLoopRates = parse.GetValue(openLoopOption)!;
     try
     {

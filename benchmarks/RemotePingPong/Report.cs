@@ -11,6 +11,12 @@ internal sealed class Report
 
     public string Machine { get; } = ThisMachine;
 
+    /// <summary>Bytes per message, for throughput in bytes.</summary>
+    public int Payload { get; init; }
+
+    /// <summary>Messages each client kept in flight.</summary>
+    public int InFlight { get; init; }
+
     public List<RowResult> Rows { get; } = [];
 
     public List<LatencyResult> Latency { get; } = [];

@@ -19,14 +19,19 @@ internal sealed record TransportUnderTest(string Name, string TransportClass, st
     /// <summary>The transports a server process can run its echo systems on: all but the in-memory ceiling.</summary>
     public static readonly string[] ServerNames = [FlushBatching, FlushBatchingDotNetty, Stock, StockNoBatching];
 
-    /// <summary>The transport called <paramref name="name"/>; <paramref name="section"/> goes to this project's transports only.</summary>
-    public static TransportUnderTest Create(string name, string section) => name switch
+    /// <summary>The transport called <paramref name="name"/>.</summary>
+    /// <param name="section">Lines for this project's transports only (<c>--set</c>).</param>
+    /// <param name="shared">Lines for every transport, keys that stock reads too (<c>--maximum-frame-size</c>).</param>
+    public static TransportUnderTest Create(string name, string section, string shared = "") => name switch
     {
-        FlushBatching => new(name, "FlushBatching.Akka.BatchingTcpTransport, FlushBatching.Akka", section, true),
-        FlushBatchingDotNetty => new(name, "FlushBatching.Akka.DotNettyBatchingTransport, FlushBatching.Akka", section, true),
-        Stock => new(name, "Akka.Remote.Transport.DotNetty.TcpTransport, Akka.Remote", "", false),
-        StockNoBatching => new(name, "Akka.Remote.Transport.DotNetty.TcpTransport, Akka.Remote", "batching.enabled = false", false),
-        Ceiling => new(name, $"{typeof(Ceiling.InMemoryTransport).FullName}, RemotePingPong", "", false),
+        FlushBatching => new(name, "FlushBatching.Akka.BatchingTcpTransport, FlushBatching.Akka", Lines(shared, section), true),
+        FlushBatchingDotNetty => new(name, "FlushBatching.Akka.DotNettyBatchingTransport, FlushBatching.Akka", Lines(shared, section), true),
+        Stock => new(name, "Akka.Remote.Transport.DotNetty.TcpTransport, Akka.Remote", shared, false),
+        StockNoBatching => new(name, "Akka.Remote.Transport.DotNetty.TcpTransport, Akka.Remote", Lines(shared, "batching.enabled = false"), false),
+        Ceiling => new(name, $"{typeof(Ceiling.InMemoryTransport).FullName}, RemotePingPong", shared, false),
         _ => throw new ArgumentOutOfRangeException(nameof(name), name, $"one of {string.Join(", ", Names)}"),
     };
+
+    private static string Lines(string first, string second) =>
+        string.Join(Environment.NewLine, new[] { first, second }.Where(lines => lines.Length > 0));
 }
