@@ -70,15 +70,13 @@ internal sealed record BatchingTransportSettings
 
         var publicHostname = read.Text(PublicHostnameKey);
         var publicPort = Whole(read, PublicPortKey, 0, 65535);
-        var marks = WaterMarks(read);
-        var connection = read.Apply(() => ConnectionSettings.Default
+        var connection = read.Apply(() => WithWaterMarks(read, ConnectionSettings.Default
             .WithNoDelay(read.Boolean(ConnectionSettings.NoDelayKey))
             .WithKeepAlive(read.Boolean(ConnectionSettings.KeepAliveKey))
             .WithSendBufferSize(read.Size(ConnectionSettings.SendBufferSizeKey))
             .WithReceiveBufferSize(read.Size(ConnectionSettings.ReceiveBufferSizeKey))
             .WithBacklog(read.Int32(ConnectionSettings.BacklogKey))
             .WithConnectTimeout(read.Duration(ConnectionSettings.ConnectTimeoutKey))
-            .WithWriteBufferWaterMarks(marks.High, marks.Low)
             .WithFraming(FramingSettings.Default
                 .WithMaximumFrameSize(read.Size(FramingSettings.MaximumFrameSizeKey))
                 .WithByteOrder(ByteOrderOf(read.Text(FramingSettings.ByteOrderKey))))
@@ -86,7 +84,7 @@ internal sealed record BatchingTransportSettings
                 .WithEnabled(read.Boolean(Batching(BatchingSettings.EnabledKey)))
                 .WithMaxPendingWrites(read.Int32(Batching(BatchingSettings.MaxPendingWritesKey)))
                 .WithMaxPendingBytes(read.Size(Batching(BatchingSettings.MaxPendingBytesKey)))
-                .WithFlushInterval(read.Duration(Batching(BatchingSettings.FlushIntervalKey)))),
+                .WithFlushInterval(read.Duration(Batching(BatchingSettings.FlushIntervalKey))))),
             ConnectionSettings.SendBufferSizeKey, ConnectionSettings.ReceiveBufferSizeKey, ConnectionSettings.BacklogKey,
             ConnectionSettings.ConnectTimeoutKey, ConnectionSettings.HighWaterMarkKey, ConnectionSettings.LowWaterMarkKey,
             FramingSettings.MaximumFrameSizeKey, Batching(BatchingSettings.MaxPendingWritesKey),
@@ -145,14 +143,14 @@ internal sealed record BatchingTransportSettings
         _ => throw new InvalidSettingException(FramingSettings.ByteOrderKey, text, "little-endian or big-endian"),
     };
 
-    // 0b (Akka's own default for both keys) means the package's default for the high mark, and half the high mark for
-    // the low one (the package's defaults are 1m and half of it), so that setting only the high mark never fails on a
+    // 0b (Akka's own default for both keys, and this package's) means the core's default: eight maximum-size frames
+    // for the high mark, and half the high mark for the low one, so that setting only the high mark never fails on a
     // low mark the user did not write.
-    private static (long High, long Low) WaterMarks(SectionReader read)
+    private static ConnectionSettings WithWaterMarks(SectionReader read, ConnectionSettings framed)
     {
-        var high = read.Size(ConnectionSettings.HighWaterMarkKey) is var set and not 0 ? set : new SectionReader(Reference).Size(ConnectionSettings.HighWaterMarkKey);
+        var high = read.Size(ConnectionSettings.HighWaterMarkKey) is var set and not 0 ? set : framed.WriteBufferHighWaterMark;
         var low = read.Size(ConnectionSettings.LowWaterMarkKey);
-        return (high, low == 0 ? high / 2 : low);
+        return framed.WithWriteBufferWaterMarks(high, low == 0 ? high / 2 : low);
     }
 
     // As stock sizes its event loop groups: the processor count times pool-size-factor, rounded up, kept between

@@ -149,13 +149,13 @@ public sealed class BatchingTransportSettingsTests
     }
 
     [Fact]
-    public void Stock_zero_water_marks_mean_the_transport_defaults()
+    public void Stock_zero_water_marks_mean_eight_maximum_size_frames_and_half_of_that()
     {
         var settings = BatchingTransportSettings.Create(ConfigurationFactory.ParseString(
-            "write-buffer-high-water-mark = 0b\nwrite-buffer-low-water-mark = 0b"));
+            "write-buffer-high-water-mark = 0b\nwrite-buffer-low-water-mark = 0b\nmaximum-frame-size = 2MB"));
 
-        Assert.Equal(ConnectionSettings.DefaultWriteBufferHighWaterMark, settings.Connection.WriteBufferHighWaterMark);
-        Assert.Equal(ConnectionSettings.DefaultWriteBufferLowWaterMark, settings.Connection.WriteBufferLowWaterMark);
+        Assert.Equal(ConnectionSettings.DefaultWriteBufferFrames * 2_000_000L, settings.Connection.WriteBufferHighWaterMark);
+        Assert.Equal(ConnectionSettings.DefaultWriteBufferFrames * 1_000_000L, settings.Connection.WriteBufferLowWaterMark);
     }
 
     [Fact]
@@ -257,7 +257,7 @@ public sealed class BatchingTransportSettingsTests
 
         Assert.Equal("tcp", plain.SchemeIdentifier);
         Assert.Equal(
-            $"batching {{ {BatchingSettings.Default} }}, {FramingSettings.Default}, write-buffer-high-water-mark = 1m, write-buffer-low-water-mark = 512k, enable-ssl = off",
+            $"batching {{ {BatchingSettings.Default} }}, {FramingSettings.Default}, write-buffer-high-water-mark = 1000k, write-buffer-low-water-mark = 500k, enable-ssl = off",
             plain.ToString());
         Assert.Equal("ssl.tcp", tls.SchemeIdentifier);
         Assert.EndsWith(", enable-ssl = on, ssl { require-mutual-authentication = on, validate-certificate-hostname = off, suppress-validation = off }", tls.ToString());

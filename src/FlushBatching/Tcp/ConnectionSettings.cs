@@ -60,13 +60,12 @@ public sealed record ConnectionSettings
     public const int DefaultBacklog = 4096;
 
     /// <summary>
-    /// 1 MiB of unsent bytes per connection: room for several maximum-size frames, small enough that a stalled
-    /// peer cannot take much memory.
+    /// 8: unless set, the high-water mark is this many maximum-size frames (1,024,000 bytes at the default frame size),
+    /// and the low one half of it. A fixed mark would be wrong at one end: below a few frames, one large message
+    /// stops a connection taking writes, and every write after it waits out Akka.Remote's backoff-interval (50 ms)
+    /// to be retried; far above, a stalled peer holds more memory than its traffic needs.
     /// </summary>
-    public const long DefaultWriteBufferHighWaterMark = 1024 * 1024;
-
-    /// <summary>512 KiB: half the high-water mark, so writability does not flap around one value.</summary>
-    public const long DefaultWriteBufferLowWaterMark = 512 * 1024;
+    public const int DefaultWriteBufferFrames = 8;
 
     /// <summary>
     /// The largest <see cref="WriteBufferHighWaterMark"/>: DotNetty holds its water marks as 32-bit numbers, and a
@@ -122,12 +121,21 @@ public sealed record ConnectionSettings
     /// Unsent bytes above which <see cref="FramedConnection.TryWrite"/> returns <c>false</c>, so a slow
     /// reader cannot grow the sender's memory without bound.
     /// </summary>
-    /// <value>The default is 1 MiB.</value>
-    public long WriteBufferHighWaterMark { get; private init; } = DefaultWriteBufferHighWaterMark;
+    /// <value>
+    /// Unless set, <see cref="DefaultWriteBufferFrames"/> times <see cref="FramingSettings.MaximumFrameSize"/>, at most
+    /// <see cref="MaxWriteBufferWaterMark"/>: 1,024,000 bytes at the default frame size.
+    /// </value>
+    public long WriteBufferHighWaterMark =>
+        ExplicitHighWaterMark ?? Math.Min(MaxWriteBufferWaterMark, (long)DefaultWriteBufferFrames * Framing.MaximumFrameSize);
 
     /// <summary>Unsent bytes below which a connection that hit the high-water mark takes writes again.</summary>
-    /// <value>The default is 512 KiB.</value>
-    public long WriteBufferLowWaterMark { get; private init; } = DefaultWriteBufferLowWaterMark;
+    /// <value>Unless set, half of <see cref="WriteBufferHighWaterMark"/>, so writability does not flap around one value.</value>
+    public long WriteBufferLowWaterMark => ExplicitLowWaterMark ?? WriteBufferHighWaterMark / 2;
+
+    // The marks as set, or null for the defaults, which follow the frame size.
+    private long? ExplicitHighWaterMark { get; init; }
+
+    private long? ExplicitLowWaterMark { get; init; }
 
     /// <summary>The clock the flush policy reads; tests replace it.</summary>
     /// <value>The default is <see cref="TimeProvider.System"/>.</value>
@@ -205,7 +213,7 @@ public sealed record ConnectionSettings
             throw new InvalidSettingException(LowWaterMarkKey, SettingText.FormatSize(low), $"a size from 0b to below {HighWaterMarkKey} ({SettingText.FormatSize(high)})");
         }
 
-        return this with { WriteBufferHighWaterMark = high, WriteBufferLowWaterMark = low };
+        return this with { ExplicitHighWaterMark = high, ExplicitLowWaterMark = low };
     }
 
     /// <summary>Returns a copy that reads time from <paramref name="timeProvider"/>.</summary>

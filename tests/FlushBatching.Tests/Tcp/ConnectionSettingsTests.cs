@@ -1,3 +1,4 @@
+using FlushBatching.Framing;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
 
@@ -15,9 +16,29 @@ public class ConnectionSettingsTests
         Assert.Equal(256000, settings.ReceiveBufferSize);
         Assert.Equal(4096, settings.Backlog);
         Assert.Equal(TimeSpan.FromSeconds(15), settings.ConnectTimeout);
-        Assert.Equal(1024 * 1024, settings.WriteBufferHighWaterMark);
-        Assert.Equal(512 * 1024, settings.WriteBufferLowWaterMark);
+        Assert.Equal(1_024_000, settings.WriteBufferHighWaterMark);
+        Assert.Equal(512_000, settings.WriteBufferLowWaterMark);
         Assert.Null(settings.Tls);
+    }
+
+    [Fact]
+    public void Unset_water_marks_follow_the_maximum_frame_size_and_set_ones_stay_as_set()
+    {
+        var largeFrames = FramingSettings.Default.WithMaximumFrameSize(2_000_000);
+
+        var following = ConnectionSettings.Default.WithFraming(largeFrames);
+        var set = ConnectionSettings.Default.WithWriteBufferWaterMarks(high: 300_000, low: 100_000).WithFraming(largeFrames);
+
+        Assert.Equal((16_000_000L, 8_000_000L), (following.WriteBufferHighWaterMark, following.WriteBufferLowWaterMark));
+        Assert.Equal((300_000L, 100_000L), (set.WriteBufferHighWaterMark, set.WriteBufferLowWaterMark));
+    }
+
+    [Fact]
+    public void The_default_high_water_mark_stops_at_what_every_stack_can_hold()
+    {
+        var settings = ConnectionSettings.Default.WithFraming(FramingSettings.Default.WithMaximumFrameSize(int.MaxValue));
+
+        Assert.Equal(ConnectionSettings.MaxWriteBufferWaterMark, settings.WriteBufferHighWaterMark);
     }
 
     [Theory]

@@ -1,4 +1,5 @@
 using System.Buffers.Binary;
+using FlushBatching.Framing;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
 
@@ -51,6 +52,19 @@ public sealed class FrameWriteQueueTests
 
         Assert.True(writable.IsCompletedSuccessfully);
         Assert.True(queue.TryWrite([1], out _));
+    }
+
+    [Fact]
+    public void With_the_frame_size_raised_and_the_marks_left_unset_several_large_messages_queue_without_a_refusal()
+    {
+        // A refusal costs a large message Akka.Remote's backoff-interval (50 ms) before its retry. Eight 2 MB frames
+        // are 16 MB: sixteen 1 MB messages fit under the high-water mark, and the write after them is refused.
+        var settings = ConnectionSettings.Default.WithBufferPool(_pool).WithFraming(FramingSettings.Default.WithMaximumFrameSize(2_000_000));
+        var queue = new FrameWriteQueue(settings);
+
+        Assert.All(Enumerable.Range(0, 16), i => Assert.True(queue.TryWrite(new byte[1_000_000], out _), $"message {i}"));
+        Assert.False(queue.TryWrite([1], out _));
+        queue.ReleaseAll([]);
     }
 
     [Fact]
