@@ -4,7 +4,7 @@
 #
 #   benchmarks/measure.sh [OUT]        REPEAT=3 by default: runs per benchmark, interleaved, medians reported
 #
-# Takes about 70 minutes on 2 cores (the open loop alone about 30). Run it on a quiet machine: nothing else building or testing.
+# Takes about 85 minutes on 2 cores (the open loop alone about 30, large messages about 12). Run it on a quiet machine: nothing else building or testing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/benchmarks/results/current}
@@ -49,9 +49,10 @@ for run in $(seq 1 "$repeat"); do
     --latency --round-trips 20000 --payload 3 --json "$out/latency/run-$run.json" >"$out/latency/run-$run.txt" 2>&1
 done
 
-# Latency against offered load (open loop), and how each transport uses a second core.
+# Latency against offered load (open loop), how each transport uses a second core, and large messages.
 benchmarks/open-loop.sh "$out"
 benchmarks/cores.sh "$out"
+benchmarks/large.sh "$out"
 
 # The core alone, batching off and on.
 for run in $(seq 1 "$repeat"); do

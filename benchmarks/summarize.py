@@ -97,6 +97,32 @@ def cores():
     print()
 
 
+def large():
+    folders = sorted((f for f in glob.glob(os.path.join(out, "large-*")) if os.path.isdir(f)),
+                     key=lambda f: int(f.rsplit("-", 1)[1]))
+    if not folders:
+        return
+    first = runs(os.path.basename(folders[0]))
+    print("### Large messages, two processes, maximum-frame-size = 2MB on every transport\n")
+    print(f'{len(first)} runs, medians; {first[0].get("InFlight")} in flight per client. MB/s counts payload bytes both ways '
+          f'(1 MB = 10^6 bytes); CPU is both processes\' per MB of payload.\n')
+    print("| payload | clients | transport | msgs/s | MB/s | × stock | CPU ms per MB | CPU × stock |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|")
+    for folder in folders:
+        data = runs(os.path.basename(folder))
+        payload = data[0]["Payload"]
+        rows = grouped((r for d in data for r in d["Rows"]), lambda r: (r["Transport"], r["Clients"]))
+        for clients in sorted({c for _, c in rows}):
+            stock = rows.get(("stock", clients), [])
+            for t in (t for t in TRANSPORTS if (t, clients) in rows):
+                mine = rows[(t, clients)]
+                rate = st.median(r["MsgsPerSec"] for r in mine)
+                ratio = lambda key: f'{st.median(a[key] / b[key] for a, b in zip(mine, stock)):.2f}×' if stock else "-"
+                print(f'| {payload // 1024:,} KiB | {clients} | {t} | {rate:,.0f} | {rate * payload / 1e6:,.0f} | {ratio("MsgsPerSec")} | '
+                      f'{st.median(r["CpuUsPerMessage"] for r in mine) / payload * 1e3:.1f} | {ratio("CpuUsPerMessage")} |')
+    print()
+
+
 def latency():
     data = runs("latency")
     print("### Light load: one message in flight, 3-byte payload\n")
@@ -139,6 +165,7 @@ transport()
 open_loop(100)
 open_loop(3)
 cores()
+large()
 for name in ("bdn-core", "bdn-akka"):
     for report in sorted(glob.glob(os.path.join(out, name, "results", "*-report-github.md"))):
         print(f"### {os.path.basename(report).replace('-report-github.md', '')}\n")
