@@ -7,6 +7,7 @@ using FlushBatching.Akka;
 using FlushBatching.Benchmarks.Shared;
 using FlushBatching.Tests.Support;
 using RemotePingPong;
+using RemotePingPong.ManyPeers;
 using RemotePingPong.OpenLoop;
 using RemotePingPong.Soak;
 
@@ -33,10 +34,10 @@ var sweepBytesOption = ListOptions.Values("--max-pending-bytes", "Sweep values o
 var sweepIntervalOption = ListOptions.Values("--flush-interval", "Sweep values of batching.flush-interval (default 40ms).");
 var roleOption = new Option<string>("--role")
 {
-    Description = "local: both ActorSystems in this process (the default). server: serve echo systems to clients in other processes or on other hosts, until Ctrl+C. client: run the rows against a server (--server).",
+    Description = "local: both ActorSystems in this process (the default). server: serve echo systems to clients in other processes or on other hosts, until Ctrl+C. client: run the rows against a server (--server). peers: what --peers starts, not run by hand.",
     DefaultValueFactory = _ => "local",
 };
-roleOption.AcceptOnlyFromAmong("local", "server", "client");
+roleOption.AcceptOnlyFromAmong("local", "server", "client", "peers");
 var serverOption = new Option<string?>("--server") { Description = "With --role client: the address the server printed, such as akka.tcp://pingpong-server@10.0.0.5:4055." };
 var serverTransportOption = new Option<string?>("--server-transport")
 {
@@ -61,6 +62,12 @@ var frameSizeOption = new Option<string?>("--maximum-frame-size")
 {
     Description = "maximum-frame-size for every transport, stock included, on both sides, as a user raises it for large messages (such as 2MB).",
 };
+var peersOption = ListOptions.Numbers(
+    "--peers",
+    $"Instead of the rows: a hub node in this process and, step by step, this many peer ActorSystems in other processes ({ManyPeersRun.PeersPerProcess} each), each pinged by the hub once a second; reports what the hub holds and spends per association and its round trips. With --role peers: how many peer systems to run.",
+    []);
+var peersWindowOption = new Option<int>("--peers-window") { Description = "With --peers: seconds the hub's CPU and round trips are measured, every peer up.", DefaultValueFactory = _ => 10 };
+var hubOption = new Option<string?>("--hub") { Description = "With --role peers: the hub's address." };
 var portOption = new Option<int>("--port") { Description = "With --role server: the port clients reach the server on.", DefaultValueFactory = _ => 4055 };
 
 var root = new RootCommand(
@@ -68,7 +75,7 @@ var root = new RootCommand(
 {
     transportOption, clientsOption, messagesOption, repeatOption, payloadOption, setOption, latencyOption, roundTripsOption, quickOption, jsonOption,
     sweepOption, sweepWritesOption, sweepBytesOption, sweepIntervalOption, roleOption, serverOption, serverTransportOption, hostnameOption,
-    publicHostnameOption, portOption, inFlightOption, frameSizeOption, soakOption, soakCycleOption, sampleEveryOption, tlsOption, openLoopOption, openLoopSecondsOption, p99BoundOption,
+    publicHostnameOption, portOption, inFlightOption, frameSizeOption, peersOption, peersWindowOption, hubOption, soakOption, soakCycleOption, sampleEveryOption, tlsOption, openLoopOption, openLoopSecondsOption, p99BoundOption,
 };
 
 root.SetAction(async (parse, _) =>
@@ -147,6 +154,14 @@ root.SetAction(async (parse, _) =>
     }
 
     var transports = parse.GetValue(transportOption)!.Distinct().Select(name => TransportUnderTest.Create(name, section, shared)).ToArray();
+    var peerSteps = parse.GetValue(peersOption)!;
+    if (role == "peers")
+    {
+        return parse.GetValue(hubOption) is { } hub && transports.Length == 1 && peerSteps.Length == 1 && peerSteps[0] > 0
+            ? await PeersRole.RunAsync(hub, transports[0], hostname, peerSteps[0])
+            : Fail("--role peers takes --hub, one --transport and one --peers count.");
+    }
+
     Console.WriteLine($"RemotePingPong: {Report.ThisMachine}");
     Console.WriteLine(soakMinutes > 0
         ? $"soak: {PingPongRun.InFlight} in flight per client, {clientCounts[^1]} clients, {payload} B payload, {soakMinutes} minutes"
@@ -206,6 +221,14 @@ root.SetAction(async (parse, _) =>
     var openLoopRates = parse.GetValue(openLoopOption)!;
     try
     {
+        if (peerSteps.Length > 0)
+        {
+            string[] passOn = [.. (parse.GetValue(setOption) ?? []).SelectMany(set => new[] { "--set", set }),
+                .. parse.GetValue(frameSizeOption) is { } size ? ["--maximum-frame-size", size] : Array.Empty<string>()];
+            await ManyPeers([.. transports.Where(t => !t.InProcessOnly)], peerSteps, TimeSpan.FromSeconds(parse.GetValue(peersWindowOption)), repeat, passOn, report);
+            return await WriteJson(report);
+        }
+
         if (openLoopRates.Length > 0)
         {
             await OpenLoop(echoes, [.. transports.Where(t => !t.InProcessOnly)], clientCounts[^1], openLoopRates, TimeSpan.FromSeconds(parse.GetValue(openLoopSecondsOption)),
@@ -420,6 +443,57 @@ static async Task OpenLoop(EchoHost echoes, TransportUnderTest[] transports, int
         var stock = best.GetValueOrDefault(TransportUnderTest.Stock);
         Console.WriteLine($"{name}: {rate:N0} rt/s{(stock > 0 && name != TransportUnderTest.Stock ? $" ({(double)rate / stock:N2}x stock)" : "")}");
     }
+}
+
+// Step by step, each transport in turn within a step, so a slow spell of the machine falls on all of them; medians
+// over the runs. Per association: what the hub holds with every peer up, less what it held before they came, over the
+// number of peers.
+static async Task ManyPeers(TransportUnderTest[] transports, int[] steps, TimeSpan window, int repeat, string[] passOn, Report report)
+{
+    Console.WriteLine($"many peers: {string.Join(", ", steps)} peer systems in processes of {ManyPeersRun.PeersPerProcess}, one ping a second each, {window.TotalSeconds:N0} s measured");
+    var runs = transports.Length * steps.Length * repeat;
+    var done = 0;
+    foreach (var transport in transports)
+    {
+        await ManyPeersRun.RunAsync(transport, 0, 1, TimeSpan.FromSeconds(1), passOn); // warm-up, not counted
+    }
+
+    for (var r = 1; r <= repeat; r++)
+    {
+        foreach (var peers in steps)
+        {
+            foreach (var transport in transports)
+            {
+                var row = await ManyPeersRun.RunAsync(transport, r, peers, window, passOn);
+                report.ManyPeers.Add(row);
+                Console.Error.WriteLine($"[{++done}/{runs}] {row.Transport} with {peers} peers: working set +{row.WorkingSetMb - row.BaselineWorkingSetMb:N1} MB, " +
+                    $"{row.Threads - row.BaselineThreads:+0;-0} threads, {row.OpenFiles - row.BaselineOpenFiles:+0;-0} fds, {row.CpuPercentOfCore:N1}% of a core, p99 {row.RttP99Us:N0} us");
+            }
+        }
+    }
+
+    Console.WriteLine();
+    Console.WriteLine($"Medians of {repeat} run(s); the hub process only; per association = (with the peers - before them) / peers");
+    Console.WriteLine("Transport, Peers, Working set [MB], per assoc [KB], Live heap per assoc [KB], Threads +, Fds +, CPU [% of a core], Round trips, p50 [us], p99 [us]");
+    foreach (var transport in transports)
+    {
+        foreach (var peers in steps)
+        {
+            var rows = report.ManyPeers.Where(row => row.Transport == transport.Name && row.Peers == peers).ToList();
+            Console.WriteLine($"{transport.Name}, {peers}, {Median(rows.Select(row => row.WorkingSetMb)):N0}, " +
+                $"{Median(rows.Select(row => (row.WorkingSetMb - row.BaselineWorkingSetMb) * 1024 / peers)):N0}, " +
+                $"{Median(rows.Select(row => (row.LiveHeapMb - row.BaselineLiveHeapMb) * 1024 / peers)):N0}, " +
+                $"{Median(rows.Select(row => (double)(row.Threads - row.BaselineThreads))):N0}, {Median(rows.Select(row => (double)(row.OpenFiles - row.BaselineOpenFiles))):N0}, " +
+                $"{Median(rows.Select(row => row.CpuPercentOfCore)):N1}, {Median(rows.Select(row => (double)row.RoundTrips)):N0}, " +
+                $"{Median(rows.Select(row => row.RttP50Us)):N0}, {Median(rows.Select(row => row.RttP99Us)):N0}");
+        }
+    }
+}
+
+static int Fail(string message)
+{
+    Console.Error.WriteLine(message);
+    return 2;
 }
 
 // Medians over the runs of each run's p50 and p99; nothing for stock, which records no queue delay.

@@ -24,4 +24,6 @@ internal sealed class Report
     public List<SweepResult> Sweep { get; } = [];
 
     public List<OpenLoop.OpenLoopResult> OpenLoop { get; } = [];
+
+    public List<ManyPeers.ManyPeersResult> ManyPeers { get; } = [];
 }

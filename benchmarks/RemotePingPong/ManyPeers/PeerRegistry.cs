@@ -1,0 +1,90 @@
+using System.Diagnostics;
+using Akka.Actor;
+using HdrHistogram;
+
+namespace RemotePingPong.ManyPeers;
+
+/// <summary>
+/// The hub node's one actor: peers register their echo actors with it, and it sends each one ping a second, staggered
+/// over the second, recording every round trip while a window is open.
+/// </summary>
+public sealed class PeerRegistry : UntypedActor, IWithTimers
+{
+    public const string Name = "registry";
+
+    /// <summary>What a peer's echo actor sends to register.</summary>
+    public const string Hello = "hello";
+
+    private const int TicksPerSecond = 10;
+
+    private readonly List<IActorRef> _peers = [];
+    private readonly LongHistogram _roundTrips = new(1, 3_600_000_000, 3);
+    private long _ticks;
+    private bool _recording;
+
+    public ITimerScheduler Timers { get; set; } = null!;
+
+    protected override void PreStart() =>
+        Timers.StartPeriodicTimer("ping", Tick.Instance, TimeSpan.FromSeconds(1.0 / TicksPerSecond));
+
+    protected override void OnReceive(object message)
+    {
+        switch (message)
+        {
+            case Hello:
+                _peers.Add(Sender);
+                break;
+            case Tick:
+                // The next tenth of the peers each tick: every peer once a second, and no burst of 200 at once.
+                var slice = (int)(_ticks++ % TicksPerSecond);
+                for (var i = slice * _peers.Count / TicksPerSecond; i < (slice + 1) * _peers.Count / TicksPerSecond; i++)
+                {
+                    _peers[i].Tell(BitConverter.GetBytes(Stopwatch.GetTimestamp()));
+                }
+
+                break;
+            case byte[] { Length: sizeof(long) } ping when _recording:
+                var elapsed = Stopwatch.GetElapsedTime(BitConverter.ToInt64(ping));
+                _roundTrips.RecordValue(Math.Max(1, (long)(elapsed.Ticks / (TimeSpan.TicksPerMillisecond / 1000))));
+                break;
+            case byte[]:
+                break;
+            case CountPeers:
+                Sender.Tell(_peers.Count);
+                break;
+            case OpenWindow:
+                _roundTrips.Reset();
+                _recording = true;
+                Sender.Tell(true);
+                break;
+            case CloseWindow:
+                _recording = false;
+                Sender.Tell(new RoundTrips(
+                    _roundTrips.TotalCount,
+                    _roundTrips.GetValueAtPercentile(50),
+                    _roundTrips.GetValueAtPercentile(99),
+                    _roundTrips.GetMaxValue()));
+                break;
+            default:
+                Unhandled(message);
+                break;
+        }
+    }
+
+    /// <summary>The reply is how many peers have registered.</summary>
+    public sealed record CountPeers;
+
+    /// <summary>Start recording round trips afresh.</summary>
+    public sealed record OpenWindow;
+
+    /// <summary>Stop recording; the reply is <see cref="RoundTrips"/>.</summary>
+    public sealed record CloseWindow;
+
+    /// <summary>The round trips of one window, in microseconds.</summary>
+    public sealed record RoundTrips(long Count, long P50Us, long P99Us, long MaxUs);
+
+    private sealed record Tick
+    {
+        public static readonly Tick Instance = new();
+    }
+}
