@@ -47,6 +47,9 @@ internal sealed class FrameReceiver
         {
             while (true)
             {
+                // Wait for bytes with an empty buffer first, so an idle connection holds no receive buffer; a peer
+                // that closed its side makes the receive after it return 0.
+                await _io.ReceiveAsync(Memory<byte>.Empty).ConfigureAwait(false);
                 var received = await _io.ReceiveAsync(writer.GetMemory()).ConfigureAwait(false);
                 if (received == 0)
                 {

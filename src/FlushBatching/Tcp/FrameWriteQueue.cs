@@ -172,7 +172,8 @@ internal sealed class FrameWriteQueue
 
     /// <summary>
     /// The send loop's look at the queue: takes every frame queued, or says the burst ended, or parks the loop
-    /// (resetting <paramref name="signal"/> under the lock, so no wake-up can fall between).
+    /// (resetting <paramref name="signal"/> under the lock, so no wake-up can fall between). Parking returns the chunk
+    /// last written to, all of it sent by then, so an idle connection holds no buffer.
     /// </summary>
     /// <param name="holding">Whether the send loop holds frames not yet flushed.</param>
     /// <param name="signal">The send loop's wake-up.</param>
@@ -207,8 +208,11 @@ internal sealed class FrameWriteQueue
 
             signal.Reset();
             _parked = true;
-            return Next.Park;
+            _chunk = null;
         }
+
+        ReturnSentChunk();
+        return Next.Park;
     }
 
     /// <summary>Send loop only: <paramref name="sent"/> (of <paramref name="bytes"/> bytes) is on the wire.</summary>

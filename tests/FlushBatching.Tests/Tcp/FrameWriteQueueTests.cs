@@ -108,6 +108,24 @@ public sealed class FrameWriteQueueTests
     }
 
     [Fact]
+    public void A_send_loop_that_parks_with_everything_sent_has_returned_every_chunk_and_the_next_write_rents_afresh()
+    {
+        var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool));
+        queue.TryWrite(new byte[100], out _);
+        queue.Take(holding: false, _signal, out var frames);
+        queue.OnSent(frames, 104);
+        frames.Clear();
+
+        Assert.Equal(1, _pool.Outstanding);
+        Assert.Equal(FrameWriteQueue.Next.Park, queue.Take(holding: false, _signal, out _));
+        Assert.Equal(0, _pool.Outstanding);
+        Assert.True(queue.TryWrite(new byte[100], out _));
+        Assert.Equal((2L, 1), (_pool.Rented, _pool.Outstanding));
+        queue.ReleaseAll([]);
+        _pool.AssertAllReturned();
+    }
+
+    [Fact]
     public void Small_frames_share_a_chunk_to_its_last_byte_and_a_frame_larger_than_a_chunk_gets_a_buffer_of_its_own()
     {
         var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool));
