@@ -10,6 +10,14 @@ namespace FlushBatching.Tcp;
 /// </summary>
 internal sealed class FrameReceiver
 {
+    /// <summary>
+    /// A connection whose last wait for bytes took longer than this waits for the next ones with an empty buffer, so
+    /// an idle connection (an Akka association between heartbeats) holds no receive buffer. A busy one receives
+    /// straight into the pipe: waiting without a buffer first costs a receive more, which measured 5–10% more CPU
+    /// per message under load.
+    /// </summary>
+    internal static readonly TimeSpan QuietAfter = TimeSpan.FromSeconds(1);
+
     private readonly ConnectionIo _io;
     private readonly ConnectionSettings _settings;
     private readonly Pipe _input;
@@ -42,19 +50,27 @@ internal sealed class FrameReceiver
     {
         await Task.Yield();
         var writer = _input.Writer;
+        var clock = _settings.TimeProvider;
+        var quiet = false;
         Exception? error = null;
         try
         {
             while (true)
             {
-                // Wait for bytes with an empty buffer first, so an idle connection holds no receive buffer; a peer
-                // that closed its side makes the receive after it return 0.
-                await _io.ReceiveAsync(Memory<byte>.Empty).ConfigureAwait(false);
+                // A peer that closed its side makes the empty wait return, and the receive after it return 0.
+                var waitStarted = clock.GetTimestamp();
+                if (quiet)
+                {
+                    await _io.ReceiveAsync(Memory<byte>.Empty).ConfigureAwait(false);
+                }
+
                 var received = await _io.ReceiveAsync(writer.GetMemory()).ConfigureAwait(false);
                 if (received == 0)
                 {
                     break;
                 }
+
+                quiet = clock.GetElapsedTime(waitStarted) > QuietAfter;
 
                 writer.Advance(received);
                 var flushed = await writer.FlushAsync().ConfigureAwait(false);

@@ -1,25 +1,52 @@
 using System.Threading.Channels;
 using FlushBatching.Tcp;
+using Microsoft.Extensions.Time.Testing;
 
 namespace FlushBatching.Tests.Tcp;
 
 /// <summary>The receive loop on its own, over a byte transport the test answers receive by receive.</summary>
 public sealed class FrameReceiverTests
 {
-    [Fact]
-    public async Task An_idle_connection_waits_for_bytes_with_an_empty_buffer_and_takes_a_buffer_only_to_read_them()
-    {
-        var io = new AnsweredIo();
-        var receiving = new FrameReceiver(io, ConnectionSettings.Default).ReceiveFromPeerAsync();
+    private readonly FakeTimeProvider _clock = new();
+    private readonly AnsweredIo _io = new();
 
-        Assert.Equal(0, await io.NextReceiveLength());
-        io.Answer(0); // bytes have arrived
-        Assert.True(await io.NextReceiveLength() > 0);
-        io.Answer(8);
-        Assert.Equal(0, await io.NextReceiveLength());
-        io.Answer(0); // the peer closed its side: the empty wait returns, and the read after it returns 0
-        Assert.True(await io.NextReceiveLength() > 0);
-        io.Answer(0);
+    [Fact]
+    public async Task A_busy_connection_receives_straight_into_a_buffer()
+    {
+        var receiving = new FrameReceiver(_io, ConnectionSettings.Default.WithTimeProvider(_clock)).ReceiveFromPeerAsync();
+
+        for (var i = 0; i < 3; i++)
+        {
+            Assert.True(await _io.NextReceiveLength() > 0);
+            _clock.Advance(FrameReceiver.QuietAfter / 2);
+            _io.Answer(8);
+        }
+
+        Assert.True(await _io.NextReceiveLength() > 0);
+        _io.Answer(0); // the peer closed its side
+
+        Assert.Null(await receiving.WaitAsync(TimeSpan.FromSeconds(10)));
+    }
+
+    [Fact]
+    public async Task A_quiet_connection_waits_for_its_next_bytes_with_an_empty_buffer_until_bytes_come_quickly_again()
+    {
+        var receiving = new FrameReceiver(_io, ConnectionSettings.Default.WithTimeProvider(_clock)).ReceiveFromPeerAsync();
+
+        Assert.True(await _io.NextReceiveLength() > 0);
+        _clock.Advance(FrameReceiver.QuietAfter + TimeSpan.FromTicks(1));
+        _io.Answer(8);
+        Assert.Equal(0, await _io.NextReceiveLength()); // quiet: no buffer held while waiting
+        _clock.Advance(TimeSpan.FromMinutes(1));
+        _io.Answer(0); // bytes have arrived
+        Assert.True(await _io.NextReceiveLength() > 0);
+        _io.Answer(8);
+        Assert.Equal(0, await _io.NextReceiveLength()); // the wait before these bytes was long: still quiet
+        _io.Answer(0);
+        Assert.True(await _io.NextReceiveLength() > 0);
+        _io.Answer(8);
+        Assert.True(await _io.NextReceiveLength() > 0); // these came at once: busy again
+        _io.Answer(0);
 
         Assert.Null(await receiving.WaitAsync(TimeSpan.FromSeconds(10)));
     }
