@@ -49,10 +49,11 @@ for run in $(seq 1 "$repeat"); do
     --latency --round-trips 20000 --payload 3 --json "$out/latency/run-$run.json" >"$out/latency/run-$run.txt" 2>&1
 done
 
-# Latency against offered load (open loop), how each transport uses a second core, and large messages.
+# Latency against offered load (open loop), how each transport uses a second core, large messages, many peers.
 benchmarks/open-loop.sh "$out"
 benchmarks/cores.sh "$out"
 benchmarks/large.sh "$out"
+benchmarks/many-peers.sh "$out"
 
 # The core alone, batching off and on.
 for run in $(seq 1 "$repeat"); do

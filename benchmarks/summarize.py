@@ -97,6 +97,27 @@ def cores():
     print()
 
 
+def many_peers():
+    data = runs("many-peers")
+    if not data:
+        return
+    print("### Many peers: one hub node, peer ActorSystems in processes of 50, each pinged by the hub once a second\n")
+    print(f"{len(data)} runs, medians; the hub process only. Per association: what the hub holds with every peer up, less "
+          "what it held before they came (both after a full collection), over the number of peers.\n")
+    print("| peers | transport | working set MB | per association: working set KB | live heap KB | threads + | descriptors + | CPU % of a core | round trip p50 / p99 ms |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    rows = grouped((r for d in data for r in d["ManyPeers"]), lambda r: (r["Transport"], r["Peers"]))
+    for peers in sorted({p for _, p in rows}):
+        for t in (t for t in TRANSPORTS if (t, peers) in rows):
+            rs = rows[(t, peers)]
+            per = lambda now, before: st.median((r[now] - r[before]) * 1024 / peers for r in rs)
+            print(f'| {peers} | {t} | {st.median(r["WorkingSetMb"] for r in rs):.0f} | {per("WorkingSetMb", "BaselineWorkingSetMb"):,.0f} | '
+                  f'{per("LiveHeapMb", "BaselineLiveHeapMb"):,.0f} | {st.median(r["Threads"] - r["BaselineThreads"] for r in rs):.0f} | '
+                  f'{st.median(r["OpenFiles"] - r["BaselineOpenFiles"] for r in rs):.0f} | {st.median(r["CpuPercentOfCore"] for r in rs):.1f} | '
+                  f'{st.median(r["RttP50Us"] for r in rs) / 1000:.1f} / {st.median(r["RttP99Us"] for r in rs) / 1000:.1f} |')
+    print()
+
+
 def large():
     folders = sorted((f for f in glob.glob(os.path.join(out, "large-*")) if os.path.isdir(f)),
                      key=lambda f: int(f.rsplit("-", 1)[1]))
@@ -166,6 +187,7 @@ open_loop(100)
 open_loop(3)
 cores()
 large()
+many_peers()
 for name in ("bdn-core", "bdn-akka"):
     for report in sorted(glob.glob(os.path.join(out, name, "results", "*-report-github.md"))):
         print(f"### {os.path.basename(report).replace('-report-github.md', '')}\n")
