@@ -83,7 +83,9 @@ json.dump({"Machine": remote[0]["Machine"], "Rows": [r for d in remote for r in 
 json.dump([r for d in runs("transport") for r in d], open(f"{out}/charts-transport.json", "w"))
 json.dump({"Machine": remote[0]["Machine"], "Payload": 100, "OpenLoop": [r for d in runs("open-loop-100") for r in d["OpenLoop"]]},
           open(f"{out}/charts-open-loop.json", "w"))
+json.dump({"Machine": remote[0]["Machine"], "ManyPeers": [r for d in runs("many-peers") for r in d["ManyPeers"]]},
+          open(f"{out}/charts-many-peers.json", "w"))
 PY
 (cd tools/charts && npm ci --silent && node render.mjs --remote "$out/charts-remote.json" --transport "$out/charts-transport.json" \
-  --open-loop "$out/charts-open-loop.json" --out ../../docs/charts) ||
+  --open-loop "$out/charts-open-loop.json" --many-peers "$out/charts-many-peers.json" --out ../../docs/charts) ||
   echo "charts not drawn: tools/charts needs node and npm"

@@ -1,6 +1,6 @@
 // Renders the benchmarks' JSON files as SVG charts (vega-lite, headless).
-// Usage: node render.mjs [--remote remote.json] [--transport transport.json] [--open-loop open-loop.json] [--soak SOAK_DIR]
-//        [--out ../../docs/charts]
+// Usage: node render.mjs [--remote remote.json] [--transport transport.json] [--open-loop open-loop.json]
+//        [--many-peers many-peers.json] [--soak SOAK_DIR] [--out ../../docs/charts]
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -13,6 +13,7 @@ const { values: args } = parseArgs({
     transport: { type: 'string' },
     soak: { type: 'string' },
     'open-loop': { type: 'string' },
+    'many-peers': { type: 'string' },
     out: { type: 'string', default: '../../docs/charts' },
   },
 });
@@ -116,6 +117,39 @@ if (args['open-loop']) {
       strokeDash: { field: 'percentile', type: 'nominal', title: null },
     },
   }, join(args.out, 'open-loop-latency.svg'));
+}
+
+if (args['many-peers']) {
+  // What the hub holds as peers are added, and its round trips to them: one panel each, medians over the runs.
+  const manyPeers = JSON.parse(readFileSync(args['many-peers'], 'utf8'));
+  const quantities = [
+    ['hub working set [MB]', (r) => r.WorkingSetMb],
+    ['hub live heap [MB]', (r) => r.LiveHeapMb],
+    ['round trip p99 [ms]', (r) => r.RttP99Us / 1000],
+  ];
+  const runs = manyPeers.ManyPeers.flatMap((r) => quantities.map(([quantity, read]) =>
+    ({ series: `${r.Transport}\u0000${quantity}`, Peers: r.Peers, value: read(r) })));
+  const values = medians(runs, 'series', 'Peers', 'value').map((p) => {
+    const [Transport, quantity] = p.series.split('\u0000');
+    return { Transport, quantity, Peers: p.Peers, value: p.value };
+  });
+  await render({
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: { text: 'Many peers: one hub node, each peer pinged once a second', subtitle: manyPeers.Machine },
+    data: { values },
+    facet: { row: { field: 'quantity', type: 'nominal', title: null, sort: quantities.map(([q]) => q) } },
+    spec: {
+      width: 520,
+      height: 130,
+      mark: { type: 'line', point: true },
+      encoding: {
+        x: { field: 'Peers', type: 'quantitative', title: 'peer ActorSystems' },
+        y: { field: 'value', type: 'quantitative', title: null, scale: { zero: true } },
+        color: { field: 'Transport', type: 'nominal', title: null },
+      },
+    },
+    resolve: { scale: { y: 'independent' } },
+  }, join(args.out, 'many-peers.svg'));
 }
 
 if (args.soak) {
