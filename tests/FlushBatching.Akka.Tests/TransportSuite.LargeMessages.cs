@@ -1,6 +1,7 @@
 using Akka.Actor;
 using Akka.Event;
 using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;
 
@@ -25,6 +26,23 @@ public abstract partial class TransportSuite
             var reply = await echo.Ask<byte[]>(payload, AskTimeout);
             Assert.True(reply.AsSpan().SequenceEqual(payload), $"the {size}-byte message came back changed");
         }
+    }
+
+    [Fact]
+    public async Task Ten_megabyte_messages_in_flight_are_all_taken_at_once_with_only_the_frame_size_raised()
+    {
+        // A refused write waits out Akka.Remote's backoff-interval (50 ms) before it is tried again; the high-water
+        // mark follows maximum-frame-size, so none is refused here. Tests run one at a time: every Meter is ours.
+        using var recorder = MeterRecorder.ForEveryInstance();
+        await using var a = Node.Start("client", TransportClass, "maximum-frame-size = 2MB");
+        await using var b = Node.Start("server", TransportClass, "maximum-frame-size = 2MB");
+        b.System.ActorOf(Props.Create<Echo>(), "echo");
+        var echo = await b.Resolve(a, "echo");
+
+        var replies = await Task.WhenAll(Enumerable.Range(0, 10).Select(_ => echo.Ask<byte[]>(new byte[1_000_000], AskTimeout)));
+
+        Assert.All(replies, reply => Assert.Equal(1_000_000, reply.Length));
+        Assert.Equal(0, recorder.Sum("flushbatching.writes.refused"));
     }
 
     [Fact]

@@ -4,16 +4,21 @@ using FlushBatching.Diagnostics;
 
 namespace FlushBatching.Tests.Support;
 
-/// <summary>Listens to one <see cref="FlushBatchingMetrics"/> instance and keeps every measurement.</summary>
+/// <summary>Listens to one <see cref="FlushBatchingMetrics"/> instance, or to all, and keeps every measurement.</summary>
 public sealed class MeterRecorder : IDisposable
 {
     private readonly MeterListener _listener = new();
 
     public MeterRecorder(FlushBatchingMetrics metrics)
+        : this(meter => ReferenceEquals(meter, metrics.Meter))
+    {
+    }
+
+    private MeterRecorder(Func<Meter, bool> listensTo)
     {
         _listener.InstrumentPublished = (instrument, listener) =>
         {
-            if (ReferenceEquals(instrument.Meter, metrics.Meter))
+            if (listensTo(instrument.Meter))
             {
                 listener.EnableMeasurementEvents(instrument);
             }
@@ -25,6 +30,12 @@ public sealed class MeterRecorder : IDisposable
     }
 
     public ConcurrentQueue<(string Instrument, long Value, string? Reason)> Measurements { get; } = new();
+
+    /// <summary>
+    /// Listens to every <see cref="FlushBatchingMetrics"/> instance, such as the one each Akka transport makes for
+    /// itself: only for tests that run one at a time.
+    /// </summary>
+    public static MeterRecorder ForEveryInstance() => new(meter => meter.Name == FlushBatchingMetrics.MeterName);
 
     /// <summary>The measurements of the instruments that record doubles: durations in seconds.</summary>
     public ConcurrentQueue<(string Instrument, double Seconds)> Durations { get; } = new();
