@@ -4,7 +4,7 @@
 #
 #   benchmarks/measure.sh [OUT]        REPEAT=3 by default: runs per benchmark, interleaved, medians reported
 #
-# Takes about 85 minutes on 2 cores (the open loop alone about 30, large messages about 12). Run it on a quiet machine: nothing else building or testing.
+# Takes about 100 minutes on 2 cores (the open loop alone about 30, many peers about 15, large messages about 12). Run it on a quiet machine: nothing else building or testing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/benchmarks/results/current}
