@@ -164,6 +164,12 @@ case "$command" in
       --filter '*FlushPolicy*' '*Framing*' --job dry --inProcess --artifacts "$artifacts/benchmarks"
     bounded dotnet run -c "$configuration" --no-build --project benchmarks/RemotePingPong -- --clients 1 --messages 2000 --latency --round-trips 200
     smoke_two_processes
+    # The many-peers mode starts peer processes of its own: one peer must register, be pinged and be measured.
+    peers_log=$(mktemp)
+    bounded dotnet run -c "$configuration" --no-build --project benchmarks/RemotePingPong -- --transport flushbatching \
+      --peers 1 --peers-window 2 >"$peers_log" 2>&1 || { cat "$peers_log" >&2; echo "error: the many-peers smoke run failed" >&2; exit 1; }
+    grep -q '^flushbatching, 1, ' "$peers_log" || { cat "$peers_log" >&2; echo "error: the many-peers smoke run printed no row" >&2; exit 1; }
+    rm -f "$peers_log"
     bounded dotnet run -c "$configuration" --no-build --project benchmarks/FlushBatching.Akka.Benchmarks -- \
       --filter '*' --job dry --inProcess --artifacts "$artifacts/benchmarks"
 
