@@ -5,17 +5,11 @@
 #
 #   benchmarks/large.sh OUT        REPEAT (3), CLIENTS (1,5)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
 out=$1
 repeat=${REPEAT:-3}
-cd "$root"
-dotnet build -c Release benchmarks/RemotePingPong >/dev/null
-rpp=benchmarks/RemotePingPong/bin/Release/net10.0/RemotePingPong.dll
+source "$(dirname "$0")/remote-ping-pong.sh"
 mkdir -p "$out"
-dotnet "$rpp" --role server --port 0 >"$out/large-server.log" 2>&1 &
-server=$!
-trap 'kill -TERM "$server" 2>/dev/null || true' EXIT
-address=$(benchmarks/server-address.sh "$out/large-server.log")
+start_server "$out/large-server.log"
 # Messages per client fall with the size, so each row moves a few hundred MB and takes seconds.
 for run in $(seq 1 "$repeat"); do
   for size in 16384:4000 262144:400 1048576:100; do
@@ -26,6 +20,4 @@ for run in $(seq 1 "$repeat"); do
       --json "$out/large-$payload/run-$run.json" >"$out/large-$payload/run-$run.txt" 2>&1
   done
 done
-kill -TERM "$server"
-wait "$server" || true
-trap - EXIT
+stop_server

@@ -5,12 +5,9 @@
 #
 #   benchmarks/many-peers.sh OUT        REPEAT (3), PEERS (1,50,100,200)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
 out=$1
 repeat=${REPEAT:-3}
-cd "$root"
-dotnet build -c Release benchmarks/RemotePingPong >/dev/null
-rpp=benchmarks/RemotePingPong/bin/Release/net10.0/RemotePingPong.dll
+source "$(dirname "$0")/remote-ping-pong.sh"
 mkdir -p "$out/many-peers"
 # One run per process: each process is a fresh hub, and the runs' medians are taken across processes.
 for run in $(seq 1 "$repeat"); do

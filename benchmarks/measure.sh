@@ -9,20 +9,15 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/benchmarks/results/current}
 repeat=${REPEAT:-3}
-cd "$root"
-dotnet build -c Release benchmarks/RemotePingPong >/dev/null
+source "$root/benchmarks/remote-ping-pong.sh"
 dotnet build -c Release benchmarks/TransportPingPong >/dev/null
-rpp=benchmarks/RemotePingPong/bin/Release/net10.0/RemotePingPong.dll
 tpp=benchmarks/TransportPingPong/bin/Release/net10.0/TransportPingPong.dll
 rm -rf "$out"
 mkdir -p "$out"/remote-100 "$out"/remote-3 "$out"/inproc-100 "$out"/inproc-3 "$out"/latency "$out"/transport
 
 # RemotePingPong across two processes: one server for every run, clients at the default payload and at 3 bytes. The
 # ceiling (Akka.Remote over no I/O at all) runs beside them, in the client process.
-dotnet "$rpp" --role server --port 0 >"$out/server.log" 2>&1 &
-server=$!
-trap 'kill -TERM "$server" 2>/dev/null || true' EXIT
-address=$(benchmarks/server-address.sh "$out/server.log")
+start_server "$out/server.log"
 for run in $(seq 1 "$repeat"); do
   for payload in 100 3; do
     dotnet "$rpp" --role client --server "$address" --transport flushbatching,flushbatching-dotnetty,stock,ceiling \
@@ -30,9 +25,7 @@ for run in $(seq 1 "$repeat"); do
       >"$out/remote-$payload/run-$run.txt" 2>&1
   done
 done
-kill -TERM "$server"
-wait "$server" || true
-trap - EXIT
+stop_server
 
 # Both systems in one process, where the ceiling is measured on equal terms: what each transport leaves of what Akka
 # itself allows, at the client counts where Akka's own costs dominate.

@@ -5,18 +5,12 @@
 #
 #   benchmarks/open-loop.sh OUT        REPEAT (3), RATES (round trips/s), SECONDS per rate (5), CLIENTS (10)
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
 out=$1
 repeat=${REPEAT:-3}
 rates=${RATES:-5000,20000,40000,60000,80000,100000,120000}
-cd "$root"
-dotnet build -c Release benchmarks/RemotePingPong >/dev/null
-rpp=benchmarks/RemotePingPong/bin/Release/net10.0/RemotePingPong.dll
+source "$(dirname "$0")/remote-ping-pong.sh"
 mkdir -p "$out"/open-loop-100 "$out"/open-loop-3
-dotnet "$rpp" --role server --port 0 >"$out/open-loop-server.log" 2>&1 &
-server=$!
-trap 'kill -TERM "$server" 2>/dev/null || true' EXIT
-address=$(benchmarks/server-address.sh "$out/open-loop-server.log")
+start_server "$out/open-loop-server.log"
 for run in $(seq 1 "$repeat"); do
   for payload in 100 3; do
     dotnet "$rpp" --role client --server "$address" --transport flushbatching,flushbatching-dotnetty,stock \
@@ -24,3 +18,4 @@ for run in $(seq 1 "$repeat"); do
       --json "$out/open-loop-$payload/run-$run.json" >"$out/open-loop-$payload/run-$run.txt" 2>&1
   done
 done
+stop_server

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prints the address a RemotePingPong server (--role server) wrote to LOG, waiting up to 60 s for it; on none, shows
-# the log on stderr and fails. Used by build.sh, measure.sh and compare-builds.sh.
+# the log on stderr and fails. Used by build.sh, compare-builds.sh, soak.sh and remote-ping-pong.sh.
 #
 #   address=$(benchmarks/server-address.sh server.log)
 set -euo pipefail
