@@ -232,7 +232,7 @@ root.SetAction(async (parse, _) =>
         if (openLoopRates.Length > 0)
         {
             await OpenLoop(echoes, [.. transports.Where(t => !t.InProcessOnly)], clientCounts[^1], openLoopRates, TimeSpan.FromSeconds(parse.GetValue(openLoopSecondsOption)),
-                parse.GetValue(p99BoundOption), repeat, payload, report);
+                parse.GetValue(p99BoundOption), repeat, payload, counter, report);
             return await WriteJson(report);
         }
 
@@ -331,7 +331,7 @@ static async Task Throughput(EchoHost echoes, TransportUnderTest[] transports, i
                 $"{Ratio(cpu, TransportUnderTest.Stock, clients, row => row.CpuUsPerMessage)}, " +
                 $"{Median(rows.Select(row => row.AllocatedBytesPerMessage)):N0}, " +
                 $"{Median(rows.Select(row => (double)row.Gen0Collections)):N0}/{Median(rows.Select(row => (double)row.Gen1Collections)):N0}/{Median(rows.Select(row => (double)row.Gen2Collections)):N0}, " +
-                $"{(framesPerSend.Count > 0 ? Median(framesPerSend).ToString("N1") : "-")}{QueueDelay(rows)}{Reasons(rows)}");
+                $"{(framesPerSend.Count > 0 ? Median(framesPerSend).ToString("N1") : "-")}{QueueDelay(rows.Select(row => row.QueueDelayP50Us), rows.Select(row => row.QueueDelayP99Us))}{Reasons(rows)}");
         }
     }
 
@@ -396,14 +396,15 @@ static double Median(IEnumerable<double> values) => Sweep.Median(values);
 // Rate by rate, each transport in turn within a rate, so a slow spell of the machine falls on all of them; the table
 // gives medians over the runs, and per transport the highest rate whose p99 stayed under the bound with every
 // message back.
-static async Task OpenLoop(EchoHost echoes, TransportUnderTest[] transports, int clients, int[] rates, TimeSpan duration, double p99BoundMs, int repeat, int payload, Report report)
+static async Task OpenLoop(
+    EchoHost echoes, TransportUnderTest[] transports, int clients, int[] rates, TimeSpan duration, double p99BoundMs, int repeat, int payload, FrameCounter counter, Report report)
 {
     Console.WriteLine($"open loop: {clients} clients, {payload} B payload, {duration.TotalSeconds:N0} s per rate, latency from each message's due time");
     var runs = transports.Length * rates.Length * repeat;
     var done = 0;
     foreach (var transport in transports)
     {
-        await OpenLoopRun.RunAsync(echoes, transport, 0, clients, rates[0], TimeSpan.FromSeconds(2), payload); // warm-up, not counted
+        await OpenLoopRun.RunAsync(echoes, transport, 0, clients, rates[0], TimeSpan.FromSeconds(2), payload, counter); // warm-up, not counted
     }
 
     for (var r = 1; r <= repeat; r++)
@@ -412,7 +413,7 @@ static async Task OpenLoop(EchoHost echoes, TransportUnderTest[] transports, int
         {
             foreach (var transport in transports)
             {
-                var row = await OpenLoopRun.RunAsync(echoes, transport, r, clients, rate, duration, payload);
+                var row = await OpenLoopRun.RunAsync(echoes, transport, r, clients, rate, duration, payload, counter);
                 report.OpenLoop.Add(row);
                 Console.Error.WriteLine($"[{++done}/{runs}] {row.Transport} at {rate:N0}/s: p50 {row.P50Us:N0} us, p99 {row.P99Us:N0} us{(row.Sustained ? "" : ", NOT all back")}");
             }
@@ -421,14 +422,15 @@ static async Task OpenLoop(EchoHost echoes, TransportUnderTest[] transports, int
 
     Console.WriteLine();
     Console.WriteLine($"Medians of {repeat} run(s); latency [us] from each message's due time; 'all back' = every message came back within 10 s of the last one due");
-    Console.WriteLine("Transport, Offered [rt/s], Achieved [rt/s], p50, p99, p99.9, max, all back");
+    Console.WriteLine("Transport, Offered [rt/s], Achieved [rt/s], p50, p99, p99.9, max, all back, queue delay p50/p99 [us]");
     foreach (var transport in transports)
     {
         foreach (var rate in rates)
         {
             var rows = report.OpenLoop.Where(row => row.Transport == transport.Name && row.OfferedPerSec == rate).ToList();
             Console.WriteLine($"{transport.Name}, {rate}, {Median(rows.Select(row => row.AchievedPerSec)):N0}, {Median(rows.Select(row => row.P50Us)):N0}, " +
-                $"{Median(rows.Select(row => row.P99Us)):N0}, {Median(rows.Select(row => row.P999Us)):N0}, {Median(rows.Select(row => row.MaxUs)):N0}, {(rows.All(row => row.Sustained) ? "yes" : "no")}");
+                $"{Median(rows.Select(row => row.P99Us)):N0}, {Median(rows.Select(row => row.P999Us)):N0}, {Median(rows.Select(row => row.MaxUs)):N0}, {(rows.All(row => row.Sustained) ? "yes" : "no")}" +
+                QueueDelay(rows.Select(row => row.QueueDelayP50Us), rows.Select(row => row.QueueDelayP99Us)));
         }
     }
 
@@ -497,10 +499,10 @@ static int Fail(string message)
 }
 
 // Medians over the runs of each run's p50 and p99; nothing for stock, which records no queue delay.
-static string QueueDelay(List<RowResult> rows)
+static string QueueDelay(IEnumerable<double?> p50s, IEnumerable<double?> p99s)
 {
-    var p50 = rows.Select(row => row.QueueDelayP50Us).OfType<double>().ToList();
-    var p99 = rows.Select(row => row.QueueDelayP99Us).OfType<double>().ToList();
+    var p50 = p50s.OfType<double>().ToList();
+    var p99 = p99s.OfType<double>().ToList();
     return p50.Count == 0 ? "" : $", {Median(p50):N0}/{Median(p99):N0}";
 }
 

@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using Akka.Actor;
+using FlushBatching.Benchmarks.Shared;
 using HdrHistogram;
 
 namespace RemotePingPong.OpenLoop;
@@ -15,8 +16,9 @@ internal static class OpenLoopRun
     // After the last message was due, how long replies may take before the rate counts as not sustained.
     private static readonly TimeSpan Grace = TimeSpan.FromSeconds(10);
 
+    /// <param name="counter">This process's FlushBatching Meters: the queue delay of the clients' sends.</param>
     public static async Task<OpenLoopResult> RunAsync(
-        EchoHost echoes, TransportUnderTest transport, int run, int clients, int perSecond, TimeSpan duration, int payload)
+        EchoHost echoes, TransportUnderTest transport, int run, int clients, int perSecond, TimeSpan duration, int payload, FrameCounter counter)
     {
         var echoAddress = await echoes.StartAsync(transport);
         var clientSystem = ActorSystem.Create("openloop-clients", PingPongRun.Config(transport, PingPongRun.ClientHostname, ""));
@@ -39,6 +41,7 @@ internal static class OpenLoopRun
             }
 
             latencies.Reset();
+            counter.Take(); // the queue delays of the set-up are not counted
             await echoes.BeginRowAsync();
             var started = Stopwatch.GetTimestamp();
             var sender = new Thread(() => Send(echo, receivers, due, payload, perSecond, started)) { IsBackground = true, Name = "open-loop sender" };
@@ -47,6 +50,7 @@ internal static class OpenLoopRun
             var elapsed = Stopwatch.GetElapsedTime(started);
             sender.Join();
             await echoes.EndRowAsync();
+            var queued = counter.Take();
             var histogram = latencies.GetIntervalHistogram();
             return new OpenLoopResult(
                 transport.Name,
@@ -58,7 +62,9 @@ internal static class OpenLoopRun
                 histogram.GetValueAtPercentile(99),
                 histogram.GetValueAtPercentile(99.9),
                 histogram.GetMaxValue(),
-                sustained);
+                sustained,
+                transport.IsFlushBatching ? queued.QueueDelayP50Us : null,
+                transport.IsFlushBatching ? queued.QueueDelayP99Us : null);
         }
         finally
         {
