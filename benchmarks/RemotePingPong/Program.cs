@@ -392,7 +392,6 @@ static double Cv(IEnumerable<double> values)
 
 static double Median(IEnumerable<double> values) => Sweep.Median(values);
 
-// Flush reasons summed over a row's runs, in shares: what ended the batches.
 // Rate by rate, each transport in turn within a rate, so a slow spell of the machine falls on all of them; the table
 // gives medians over the runs, and per transport the highest rate whose p99 stayed under the bound with every
 // message back.
@@ -506,6 +505,7 @@ static string QueueDelay(IEnumerable<double?> p50s, IEnumerable<double?> p99s)
     return p50.Count == 0 ? "" : $", {Median(p50):N0}/{Median(p99):N0}";
 }
 
+// Flush reasons summed over a row's runs, in shares: what ended the batches.
 static string Reasons(List<RowResult> rows)
 {
     var totals = rows.SelectMany(row => row.FlushesByReason ?? []).GroupBy(f => f.Key).ToDictionary(g => g.Key, g => g.Sum(f => f.Value));
