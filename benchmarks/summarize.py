@@ -76,6 +76,15 @@ def open_loop(payload, bound_ms=5):
     print(f"Highest offered rate with a median p99 under {bound_ms} ms: " +
           ", ".join(f"{t} {rate:,}" + (f" ({rate / best['stock']:.2f}× stock)" if best.get('stock') and t != 'stock' else "")
                     for t, rate in best.items()) + "\n")
+    ours = [t for t in transports if any(r.get("QueueDelayP50Us") is not None for (tt, _), rs in rows.items() if tt == t for r in rs)]
+    if ours:
+        print("Queue delay, from a frame's write to the send that carried it (`flushbatching.queue_delay`, the clients' "
+              "sends), p50 / p99 µs:\n")
+        print("| offered round trips/s | " + " | ".join(ours) + " |")
+        print("|---:|" + "---:|" * len(ours))
+        for rate in sorted({r for _, r in rows}):
+            print(f"| {rate:,} | " + " | ".join(queue_delay(rows.get((t, rate), [])) for t in ours) + " |")
+        print()
 
 
 def cores():
