@@ -347,17 +347,12 @@ static async Task Throughput(EchoHost echoes, TransportUnderTest[] transports, i
 // falls on all of them; percentiles are medians over the runs.
 static async Task Latency(EchoHost echoes, TransportUnderTest[] transports, int roundTrips, int repeat, int payload, Report report)
 {
-    var runs = transports.Length * repeat;
-    var done = 0;
-    for (var r = 1; r <= repeat; r++)
+    await Interleaved(repeat, [roundTrips], transports, async (r, _, transport) =>
     {
-        foreach (var transport in transports)
-        {
-            var result = await PingPongRun.LatencyAsync(echoes, transport, r, roundTrips, payload);
-            report.Latency.Add(result);
-            Console.Error.WriteLine($"[{++done}/{runs}] {result.Transport} latency: p50 {result.P50Us:N0} us, p99 {result.P99Us:N0} us, {result.CpuUsPerRoundTrip:N1} us CPU per round trip");
-        }
-    }
+        var result = await PingPongRun.LatencyAsync(echoes, transport, r, roundTrips, payload);
+        report.Latency.Add(result);
+        return $"{result.Transport} latency: p50 {result.P50Us:N0} us, p99 {result.P99Us:N0} us, {result.CpuUsPerRoundTrip:N1} us CPU per round trip";
+    });
 
     // Light load is judged against Akka without batching, which flushes every message at once.
     var reference = transports.Any(t => t.Name == TransportUnderTest.StockNoBatching) ? TransportUnderTest.StockNoBatching : TransportUnderTest.Stock;
@@ -399,25 +394,17 @@ static async Task OpenLoop(
     EchoHost echoes, TransportUnderTest[] transports, int clients, int[] rates, TimeSpan duration, double p99BoundMs, int repeat, int payload, FrameCounter counter, Report report)
 {
     Console.WriteLine($"open loop: {clients} clients, {payload} B payload, {duration.TotalSeconds:N0} s per rate, latency from each message's due time");
-    var runs = transports.Length * rates.Length * repeat;
-    var done = 0;
     foreach (var transport in transports)
     {
         await OpenLoopRun.RunAsync(echoes, transport, 0, clients, rates[0], TimeSpan.FromSeconds(2), payload, counter); // warm-up, not counted
     }
 
-    for (var r = 1; r <= repeat; r++)
+    await Interleaved(repeat, rates, transports, async (r, rate, transport) =>
     {
-        foreach (var rate in rates)
-        {
-            foreach (var transport in transports)
-            {
-                var row = await OpenLoopRun.RunAsync(echoes, transport, r, clients, rate, duration, payload, counter);
-                report.OpenLoop.Add(row);
-                Console.Error.WriteLine($"[{++done}/{runs}] {row.Transport} at {rate:N0}/s: p50 {row.P50Us:N0} us, p99 {row.P99Us:N0} us{(row.Sustained ? "" : ", NOT all back")}");
-            }
-        }
-    }
+        var row = await OpenLoopRun.RunAsync(echoes, transport, r, clients, rate, duration, payload, counter);
+        report.OpenLoop.Add(row);
+        return $"{row.Transport} at {rate:N0}/s: p50 {row.P50Us:N0} us, p99 {row.P99Us:N0} us{(row.Sustained ? "" : ", NOT all back")}";
+    });
 
     Console.WriteLine();
     Console.WriteLine($"Medians of {repeat} run(s); latency [us] from each message's due time; 'all back' = every message came back within 10 s of the last one due");
@@ -452,26 +439,18 @@ static async Task OpenLoop(
 static async Task ManyPeers(TransportUnderTest[] transports, int[] steps, TimeSpan window, int repeat, string[] passOn, Report report)
 {
     Console.WriteLine($"many peers: {string.Join(", ", steps)} peer systems in processes of {ManyPeersRun.PeersPerProcess}, one ping a second each, {window.TotalSeconds:N0} s measured");
-    var runs = transports.Length * steps.Length * repeat;
-    var done = 0;
     foreach (var transport in transports)
     {
         await ManyPeersRun.RunAsync(transport, 0, 1, TimeSpan.FromSeconds(1), passOn); // warm-up, not counted
     }
 
-    for (var r = 1; r <= repeat; r++)
+    await Interleaved(repeat, steps, transports, async (r, peers, transport) =>
     {
-        foreach (var peers in steps)
-        {
-            foreach (var transport in transports)
-            {
-                var row = await ManyPeersRun.RunAsync(transport, r, peers, window, passOn);
-                report.ManyPeers.Add(row);
-                Console.Error.WriteLine($"[{++done}/{runs}] {row.Transport} with {peers} peers: working set +{row.WorkingSetMb - row.BaselineWorkingSetMb:N1} MB, " +
-                    $"{row.Threads - row.BaselineThreads:+0;-0} threads, {row.OpenFiles - row.BaselineOpenFiles:+0;-0} fds, {row.CpuPercentOfCore:N1}% of a core, p99 {row.RttP99Us:N0} us");
-            }
-        }
-    }
+        var row = await ManyPeersRun.RunAsync(transport, r, peers, window, passOn);
+        report.ManyPeers.Add(row);
+        return $"{row.Transport} with {peers} peers: working set +{row.WorkingSetMb - row.BaselineWorkingSetMb:N1} MB, " +
+            $"{row.Threads - row.BaselineThreads:+0;-0} threads, {row.OpenFiles - row.BaselineOpenFiles:+0;-0} fds, {row.CpuPercentOfCore:N1}% of a core, p99 {row.RttP99Us:N0} us";
+    });
 
     Console.WriteLine();
     Console.WriteLine($"Medians of {repeat} run(s); the hub process only; per association = (with the peers - before them) / peers");
@@ -487,6 +466,25 @@ static async Task ManyPeers(TransportUnderTest[] transports, int[] steps, TimeSp
                 $"{Median(rows.Select(row => (double)(row.Threads - row.BaselineThreads))):N0}, {Median(rows.Select(row => (double)(row.OpenFiles - row.BaselineOpenFiles))):N0}, " +
                 $"{Median(rows.Select(row => row.CpuPercentOfCore)):N1}, {Median(rows.Select(row => (double)row.RoundTrips)):N0}, " +
                 $"{Median(rows.Select(row => row.RttP50Us)):N0}, {Median(rows.Select(row => row.RttP99Us)):N0}");
+        }
+    }
+}
+
+// Run by run, step by step, each transport in turn within a step, so a slow spell of the machine falls on all of them
+// rather than on one; `run` measures one (run, step, transport) and returns its progress line, printed to stderr.
+static async Task Interleaved<TStep>(int repeat, IReadOnlyList<TStep> steps, TransportUnderTest[] transports, Func<int, TStep, TransportUnderTest, Task<string>> run)
+{
+    var runs = transports.Length * steps.Count * repeat;
+    var done = 0;
+    for (var r = 1; r <= repeat; r++)
+    {
+        foreach (var step in steps)
+        {
+            foreach (var transport in transports)
+            {
+                var line = await run(r, step, transport);
+                Console.Error.WriteLine($"[{++done}/{runs}] {line}");
+            }
         }
     }
 }
