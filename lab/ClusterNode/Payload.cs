@@ -3,18 +3,18 @@ using System.Buffers.Binary;
 namespace ClusterNode;
 
 /// <summary>
-/// The bytes of one traffic message: the sender's incarnation and the sequence number, then a pattern that both
-/// derive from the sequence number, so the receiver checks size and every byte. Sizes are log-uniform from 17 bytes
-/// up to the maximum, so most messages are small and some are near the frame limit.
+/// The bytes of one traffic message: its stream (one per sender and receiver incarnation) and its sequence number in
+/// that stream, then a pattern that both derive from the sequence number, so the receiver checks size and every byte.
+/// Sizes are log-uniform from 17 bytes up to the maximum, so most messages are small and some are near the frame limit.
 /// </summary>
 public static class Payload
 {
     public const int HeaderSize = 16;
 
-    public static byte[] Create(long incarnation, long sequence, int maximumSize)
+    public static byte[] Create(long stream, long sequence, int maximumSize)
     {
         var bytes = new byte[SizeOf(sequence, maximumSize)];
-        BinaryPrimitives.WriteInt64LittleEndian(bytes, incarnation);
+        BinaryPrimitives.WriteInt64LittleEndian(bytes, stream);
         BinaryPrimitives.WriteInt64LittleEndian(bytes.AsSpan(8), sequence);
         for (var i = HeaderSize; i < bytes.Length; i++)
         {
@@ -24,7 +24,7 @@ public static class Payload
         return bytes;
     }
 
-    public static (long Incarnation, long Sequence) Header(byte[] bytes) =>
+    public static (long Stream, long Sequence) Header(byte[] bytes) =>
         bytes.Length < HeaderSize
             ? (0, -1)
             : (BinaryPrimitives.ReadInt64LittleEndian(bytes), BinaryPrimitives.ReadInt64LittleEndian(bytes.AsSpan(8)));

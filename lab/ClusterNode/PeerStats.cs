@@ -21,7 +21,7 @@ public sealed class PeerStats
     /// <summary>Sequence numbers skipped over in all gaps.</summary>
     public long Missing { get; set; }
 
-    /// <summary>Messages that arrived after a later one from the same sender incarnation: never allowed.</summary>
+    /// <summary>Messages that arrived after a later one of the same stream (sender and receiver incarnation): never allowed.</summary>
     public long Reordered { get; set; }
 
     /// <summary>Messages whose size or bytes were not what the sender made: never allowed.</summary>

@@ -7,7 +7,7 @@ namespace ClusterNode;
 
 /// <summary>
 /// Keeps a bounded window of sequenced messages flowing to the traffic actor of every other Up member, at a set rate,
-/// and checks what arrives: order and content per sender incarnation. Every message is acknowledged; a window that
+/// and checks what arrives: order and content per stream. Every message is acknowledged; a window that
 /// sees no acknowledgement for <c>stallTimeout</c> is given up (counted as abandoned) so traffic resumes after a fault.
 /// </summary>
 /// <remarks>All state is touched on the actor's own thread; the report reads a copy through <see cref="Snapshot"/>.</remarks>
@@ -22,9 +22,8 @@ public sealed class Traffic : ReceiveActor, IWithTimers
     private readonly double _ratePerPeer;
     private readonly int _maximumPayload;
     private readonly TimeSpan _stallTimeout;
-    private readonly long _incarnation = Random.Shared.NextInt64(1, long.MaxValue);
     private readonly Dictionary<Address, Outbound> _outbound = [];
-    private readonly Dictionary<(Address Sender, long Incarnation), long> _expected = [];
+    private readonly Dictionary<(Address Sender, long Stream), long> _expected = [];
     private readonly Dictionary<Address, PeerStats> _stats = [];
     private long _lastTick = Stopwatch.GetTimestamp();
 
@@ -90,7 +89,9 @@ public sealed class Traffic : ReceiveActor, IWithTimers
             return;
         }
 
-        // A new incarnation at a known address starts its sequence again: its receiver is new too.
+        // A new incarnation at a known address gets a new stream, its sequence from 0. The old incarnation's stream may
+        // still be sending (abandoned windows refill until its removal is seen), and its messages reach whichever
+        // incarnation holds the address: one stream per pair of incarnations keeps the two sequences apart.
         _outbound[member.Address] = new Outbound(member.UniqueAddress.Uid, Context.ActorSelection(new RootActorPath(member.Address) / "user" / Name));
     }
 
@@ -98,14 +99,14 @@ public sealed class Traffic : ReceiveActor, IWithTimers
     {
         var from = Sender.Path.Address;
         var stats = Stats(from);
-        var (incarnation, sequence) = Payload.Header(bytes);
+        var (stream, sequence) = Payload.Header(bytes);
         if (!Payload.IsIntact(bytes, _maximumPayload))
         {
             stats.Corrupt++;
             return;
         }
 
-        var expected = _expected.GetValueOrDefault((from, incarnation));
+        var expected = _expected.GetValueOrDefault((from, stream));
         if (sequence < expected)
         {
             stats.Reordered++;
@@ -119,7 +120,7 @@ public sealed class Traffic : ReceiveActor, IWithTimers
             }
 
             stats.Received++;
-            _expected[(from, incarnation)] = sequence + 1;
+            _expected[(from, stream)] = sequence + 1;
         }
 
         Sender.Tell(sequence);
@@ -165,7 +166,7 @@ public sealed class Traffic : ReceiveActor, IWithTimers
                 peer.LastProgress = Stopwatch.GetTimestamp();
             }
 
-            peer.Target.Tell(Payload.Create(_incarnation, peer.Next, _maximumPayload), Self);
+            peer.Target.Tell(Payload.Create(peer.Stream, peer.Next, _maximumPayload), Self);
             peer.Next++;
             peer.Tokens--;
             stats.Sent++;
@@ -202,6 +203,9 @@ public sealed class Traffic : ReceiveActor, IWithTimers
         public long Uid { get; } = uid;
 
         public ActorSelection Target { get; } = target;
+
+        /// <summary>This sender incarnation's stream to this receiver incarnation, named at random.</summary>
+        public long Stream { get; } = Random.Shared.NextInt64(1, long.MaxValue);
 
         public long Next { get; set; }
 
