@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where CPU samples fell, side by side: one column per perf report, rows by kind of work.
 
-    python3 benchmarks/perf_split.py LABEL=REPORT.txt [LABEL=REPORT.txt ...]
+    python3 benchmarks/perf_split.py [--messages N] LABEL=REPORT.txt [LABEL=REPORT.txt ...]
 
 Each REPORT is `perf report --sort comm,dso,sym -n -t ';' --stdio` of a recording (with DOTNET_PerfMapEnabled=1, so
 JIT-compiled methods have names). Samples of the idle task, of perf itself and of the
@@ -9,6 +9,9 @@ kernel's memory monitor (kdamond) are left out, so a system-wide
 recording (perf record -a) counts only work. The first report is the reference: every other column gets its
 difference from it, and with two reports, each row's share of the whole difference. Recordings of the same work
 compare sample for sample; the kinds are read from flat symbols, so they say where the CPU was, not who asked for it.
+
+With --messages N, each REPORT.txt has a REPORT.stat beside it (`perf stat -x, -o`), and a second table gives its
+context switches, CPU migrations and system calls per 1,000 of the N messages.
 """
 import re
 import sys
@@ -62,7 +65,26 @@ def samples(path):
     return found
 
 
+def per_thousand(labels, paths, messages):
+    events = ["context-switches", "cpu-migrations", "raw_syscalls:sys_enter"]
+    counts = []
+    for path in paths:
+        found = {}
+        for line in open(path.rsplit(".", 1)[0] + ".stat"):
+            fields = line.split(",")
+            if len(fields) > 2 and fields[0].isdigit():
+                found[fields[2]] = int(fields[0])
+        counts.append(found)
+    print("\n| per 1,000 messages | " + " | ".join(labels) + " |")
+    print("|---|" + "---:|" * len(labels))
+    for event in events:
+        print(f"| {event} | " + " | ".join(f"{c.get(event, 0) * 1000 / messages:.1f}" for c in counts) + " |")
+
+
 def main(args):
+    messages = None
+    if args[:1] == ["--messages"] and len(args) > 1:
+        messages, args = int(args[1]), args[2:]
     if not args or any("=" not in a for a in args):
         sys.exit(__doc__)
     labels = [a.split("=", 1)[0] for a in args]
@@ -83,6 +105,8 @@ def main(args):
     for key in keys:
         row(key, [f.get(key, 0) for f in found])
     row("all", [sum(f.values()) for f in found])
+    if messages:
+        per_thousand(labels, [a.split("=", 1)[1] for a in args], messages)
 
 
 if __name__ == "__main__":

@@ -23,14 +23,7 @@ for t in ceiling "$transport"; do
     --messages "$messages" --payload "$payload" 2>&1 | grep -A1 '^Num clients' | tail -1 | sed "s/^/$t: /"
   perf report -i "$work/$t.data" --sort comm,dso,sym -n -t ';' --stdio >"$work/$t.txt" 2>/dev/null
 done
-echo
-python3 "$root/benchmarks/perf_split.py" ceiling="$work/ceiling.txt" "$transport=$work/$transport.txt"
 # Every message both ways, the warm-up's too (5 clients, up to 10,000 messages each).
-total=$((2 * (clients * messages + 5 * (messages < 10000 ? messages : 10000))))
 echo
-echo "| per 1,000 messages | ceiling | $transport |"
-echo "|---|---:|---:|"
-for event in context-switches cpu-migrations raw_syscalls:sys_enter; do
-  per() { awk -F, -v e="$event" -v n="$total" '$3 == e { printf "%.1f", $1 * 1000 / n }' "$work/$1.stat"; }
-  echo "| $event | $(per ceiling) | $(per "$transport") |"
-done
+python3 "$root/benchmarks/perf_split.py" --messages $((2 * (clients * messages + 5 * (messages < 10000 ? messages : 10000)))) \
+  ceiling="$work/ceiling.txt" "$transport=$work/$transport.txt"

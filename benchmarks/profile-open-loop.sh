@@ -28,17 +28,6 @@ for t in ${transports//,/ }; do
   columns+=("$t=$work/$t.txt")
 done
 stop_server
+# Every round trip offered is two messages; the warm-up offers the same rate for 2 s. Counted machine-wide.
 echo
-python3 benchmarks/perf_split.py "${columns[@]}"
-# Every round trip offered is two messages; the warm-up offers the same rate for 2 s.
-total=$((2 * rate * (seconds + 2)))
-echo
-echo "| per 1,000 messages, whole machine | ${transports//,/ | } |"
-echo "|---|$(for t in ${transports//,/ }; do printf -- '---:|'; done)"
-for event in context-switches cpu-migrations raw_syscalls:sys_enter; do
-  row="| $event |"
-  for t in ${transports//,/ }; do
-    row+=" $(awk -F, -v e="$event" -v n="$total" '$3 == e { printf "%.1f", $1 * 1000 / n }' "$work/$t.stat") |"
-  done
-  echo "$row"
-done
+python3 benchmarks/perf_split.py --messages $((2 * rate * (seconds + 2))) "${columns[@]}"
