@@ -152,7 +152,7 @@ public abstract class FlushBatchingTransport : Transport
     {
         _shutDown = true;
         await _stack.StopListeningAsync().ConfigureAwait(false);
-        await Task.WhenAll(_connections.Items.Select(connection => connection.CloseAsync())).ConfigureAwait(false);
+        await Task.WhenAll(_connections.Close().Select(connection => connection.CloseAsync())).ConfigureAwait(false);
         await _stack.StopAsync().ConfigureAwait(false);
         Settings.Connection.Metrics.Dispose();
         return true;
@@ -177,11 +177,10 @@ public abstract class FlushBatchingTransport : Transport
         listener.Notify(new InboundAssociation(handle));
     }
 
-    // Null when shutdown has begun: the connection is aborted, and no handle is made for it.
+    // Null once shutdown has taken the connections to close: this one is aborted, and no handle is made for it.
     private BatchingAssociationHandle? Track(ITransportConnection connection, Address remote)
     {
-        _connections.Add(connection, connection.Completion);
-        if (_shutDown)
+        if (!_connections.TryAdd(connection, connection.Completion))
         {
             connection.Abort();
             return null;

@@ -1,32 +1,56 @@
-using System.Collections.Concurrent;
-
 namespace FlushBatching.Akka;
 
 /// <summary>
 /// What is open (connections, channels), each item forgotten when its end task completes, so that shutdown can close
-/// the rest. Thread-safe.
+/// the rest. Once closed, it takes nothing more: an item that comes later is refused, and its owner closes it. Thread-safe.
 /// </summary>
+/// <remarks>
+/// Adding and closing take one lock, so that an item added while shutdown begins is either in what
+/// <see cref="Close"/> returns or refused: never neither.
+/// </remarks>
 internal sealed class OpenSet<T>
     where T : notnull
 {
-    private readonly ConcurrentDictionary<T, byte> _open = new();
+    private readonly object _gate = new();
+    private readonly HashSet<T> _open = [];
+    private bool _closed;
 
-    /// <summary>What is open now.</summary>
-    public ICollection<T> Items => _open.Keys;
-
-    /// <summary>Holds <paramref name="item"/> until <paramref name="ended"/> completes.</summary>
-    public void Add(T item, Task ended)
+    /// <summary>Holds <paramref name="item"/> until <paramref name="ended"/> completes; <c>false</c> once closed.</summary>
+    public bool TryAdd(T item, Task ended)
     {
-        _open[item] = 0;
+        lock (_gate)
+        {
+            if (_closed)
+            {
+                return false;
+            }
+
+            _open.Add(item);
+        }
+
         ended.ContinueWith(
             static (_, state) =>
             {
-                var (open, item) = ((ConcurrentDictionary<T, byte>, T))state!;
-                open.TryRemove(item, out var _);
+                var (set, item) = ((OpenSet<T>, T))state!;
+                lock (set._gate)
+                {
+                    set._open.Remove(item);
+                }
             },
-            (_open, item),
+            (this, item),
             CancellationToken.None,
             TaskContinuationOptions.ExecuteSynchronously,
             TaskScheduler.Default);
+        return true;
+    }
+
+    /// <summary>Refuses every later item, and returns what is open now, for the caller to close.</summary>
+    public IReadOnlyList<T> Close()
+    {
+        lock (_gate)
+        {
+            _closed = true;
+            return [.. _open];
+        }
     }
 }

@@ -1,4 +1,5 @@
 using System.Net;
+using System.Net.Sockets;
 using System.Net.Security;
 using System.Security.Cryptography.X509Certificates;
 using DotNetty.Handlers.Tls;
@@ -19,12 +20,16 @@ namespace FlushBatching.Akka;
 /// </summary>
 internal sealed class DotNettyConnectionStack : IConnectionStack
 {
+    // How long StopListeningAsync waits for the server channel to close itself once its socket is closed; it takes
+    // one turn of its event loop.
+    private static readonly TimeSpan ListenerCloseBound = TimeSpan.FromSeconds(2);
+
     private readonly ConnectionSettings _settings;
     private readonly MultithreadEventLoopGroup _serverGroup;
     private readonly MultithreadEventLoopGroup _clientGroup;
     private readonly OpenSet<IChannel> _channels = new();
+    private Socket? _listening;
     private IChannel? _server;
-    private volatile bool _stopping;
 
     public DotNettyConnectionStack(ConnectionSettings settings, int serverEventLoops, int clientEventLoops)
     {
@@ -40,9 +45,12 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
 
     public async Task<IPEndPoint> ListenAsync(IPEndPoint endpoint, Action<ITransportConnection> onInbound, Action<Exception> onRejected)
     {
+        // Our own listening socket, so that StopListeningAsync can close it under the channel: see there.
+        var listening = new Socket(SocketType.Stream, ProtocolType.Tcp);
+        _listening = listening;
         var bootstrap = new ServerBootstrap()
             .Group(_serverGroup)
-            .Channel<TcpServerSocketChannel>()
+            .ChannelFactory(() => new TcpServerSocketChannel(listening))
             .Option(ChannelOption.SoBacklog, _settings.Backlog)
             .ChildHandler(new ActionChannelInitializer<IChannel>(channel =>
             {
@@ -98,10 +106,18 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
         }
     }
 
+    /// <summary>
+    /// Stops accepting, and hands on a connection accepted at that moment rather than leave it open. DotNetty's server
+    /// channel, when closed, drops an accept that completed but that its event loop had not taken yet: the socket stays
+    /// open and no one owns it, so its peer waits forever. Closing the listening socket instead lets the channel take
+    /// such an accept (the next one fails), then close itself.
+    /// </summary>
     public async Task StopListeningAsync()
     {
-        if (_server is { } server)
+        if (Interlocked.Exchange(ref _server, null) is { } server)
         {
+            _listening!.Dispose();
+            await Task.WhenAny(server.CloseCompletion, Task.Delay(ListenerCloseBound)).ConfigureAwait(false);
             await server.CloseAsync().ConfigureAwait(false);
         }
     }
@@ -112,8 +128,7 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
     /// </summary>
     public async Task StopAsync()
     {
-        _stopping = true;
-        await Task.WhenAll(_channels.Items.Select(CloseQuietlyAsync)).ConfigureAwait(false);
+        await Task.WhenAll(_channels.Close().Select(CloseQuietlyAsync)).ConfigureAwait(false);
         await Task.WhenAll(
             _serverGroup.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2)),
             _clientGroup.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2))).ConfigureAwait(false);
@@ -134,14 +149,13 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
     // Holds a new channel until it closes, so that StopAsync closes it; once stopping, closes it at once instead.
     private bool Keep(IChannel channel)
     {
-        _channels.Add(channel, channel.CloseCompletion);
-        if (_stopping)
+        if (_channels.TryAdd(channel, channel.CloseCompletion))
         {
-            channel.CloseAsync();
-            return false;
+            return true;
         }
 
-        return true;
+        channel.CloseAsync();
+        return false;
     }
 
     // An accepted channel is announced once its TLS handshake is done; one that has not finished it within
