@@ -90,10 +90,11 @@ smoke_two_processes() {
   server=$!
   trap 'kill "$server" 2>/dev/null || true' RETURN
   address=$(benchmarks/server-address.sh "$log")
-  bounded dotnet "$dll" --role client --server "$address" --transport flushbatching,stock,ceiling --clients 2 --messages 2000
+  bounded dotnet "$dll" --role client --server "$address" --transport flushbatching,stock,ceiling --clients 2 --messages 2000 \
+    --warm-up-limit 0
   # The open loop's code path (benchmarks/open-loop.sh runs the real one): it must offer, time and print its verdict.
   bounded dotnet "$dll" --role client --server "$address" --transport flushbatching,flushbatching-dotnetty,stock --clients 2 \
-    --open-loop 500 --open-loop-seconds 1 >"$log.open" 2>&1 || { cat "$log.open" >&2; echo "error: the open-loop smoke run failed" >&2; exit 1; }
+    --open-loop 500 --open-loop-seconds 1 --warm-up-limit 0 >"$log.open" 2>&1 || { cat "$log.open" >&2; echo "error: the open-loop smoke run failed" >&2; exit 1; }
   grep -q '^Highest offered rate' "$log.open" || { cat "$log.open" >&2; echo "error: the open-loop smoke run printed no verdict" >&2; exit 1; }
   rm -f "$log.open"
   # The soak's code path over TLS for one minute: that it samples, judges and prints its table, not its verdict, which a
@@ -162,7 +163,8 @@ case "$command" in
     bounded dotnet run -c "$configuration" --no-build --project benchmarks/TransportPingPong -- --pairs 1,2 --messages 2000
     bounded dotnet run -c "$configuration" --no-build --project benchmarks/FlushBatching.Benchmarks -- \
       --filter '*FlushPolicy*' '*Framing*' --job dry --inProcess --artifacts "$artifacts/benchmarks"
-    bounded dotnet run -c "$configuration" --no-build --project benchmarks/RemotePingPong -- --clients 1 --messages 2000 --latency --round-trips 200
+    bounded dotnet run -c "$configuration" --no-build --project benchmarks/RemotePingPong -- --clients 1 --messages 2000 --latency --round-trips 200 \
+      --warm-up-limit 0
     smoke_two_processes
     # The many-peers mode starts peer processes of its own: one peer must register, be pinged and be measured.
     peers_log=$(mktemp)

@@ -26,7 +26,7 @@ var setOption = new Option<string[]>("--set")
 };
 var latencyOption = new Option<bool>("--latency") { Description = "Also measure round trips at one message in flight: p50/p90/p99/max per transport." };
 var roundTripsOption = new Option<int>("--round-trips") { Description = "Round trips for --latency.", DefaultValueFactory = _ => 20_000 };
-var quickOption = new Option<bool>("--quick") { Description = "A preset that covers every transport and the latency mode in well under a minute: --clients 1,10 --messages 20000 --latency --round-trips 2000." };
+var quickOption = new Option<bool>("--quick") { Description = "A preset that covers every transport and the latency mode in well under a minute: --clients 1,10 --messages 20000 --latency --round-trips 2000 --warm-up-limit 0." };
 var jsonOption = new Option<FileInfo?>("--json") { Description = "Also write every row, the latency percentiles and the sweep to this JSON file." };
 var sweepOption = new Option<bool>("--sweep") { Description = "Tune: run flushbatching at every combination of the three lists below, each beside stock, and print the best." };
 var sweepWritesOption = ListOptions.Values("--max-pending-writes", "Sweep values of batching.max-pending-writes (default 10,30,100).");
@@ -57,6 +57,11 @@ var openLoopOption = ListOptions.Numbers(
     "--open-loop", "Instead of the closed-loop rows: offer these rates (round trips per second, all clients together) whatever comes back, and report latency from each message's due time.", []);
 var openLoopSecondsOption = new Option<int>("--open-loop-seconds") { Description = "With --open-loop: seconds each rate is offered.", DefaultValueFactory = _ => 10 };
 var p99BoundOption = new Option<double>("--p99-bound-ms") { Description = "With --open-loop: the p99 a rate must stay under to count as sustained at that bound.", DefaultValueFactory = _ => 5 };
+var warmUpLimitOption = new Option<int>("--warm-up-limit")
+{
+    Description = "Seconds of warm-up rounds at most, before rows are measured: rounds go on until the JIT is quiet (see WarmUp.cs) or this passes. 0 runs one round.",
+    DefaultValueFactory = _ => 90,
+};
 var inFlightOption = new Option<int>("--in-flight") { Description = "Messages each client keeps in flight.", DefaultValueFactory = _ => PingPongRun.InFlight };
 var frameSizeOption = new Option<string?>("--maximum-frame-size")
 {
@@ -76,6 +81,7 @@ var root = new RootCommand(
     transportOption, clientsOption, messagesOption, repeatOption, payloadOption, setOption, latencyOption, roundTripsOption, quickOption, jsonOption,
     sweepOption, sweepWritesOption, sweepBytesOption, sweepIntervalOption, roleOption, serverOption, serverTransportOption, hostnameOption,
     publicHostnameOption, portOption, inFlightOption, frameSizeOption, peersOption, peersWindowOption, hubOption, soakOption, soakCycleOption, sampleEveryOption, tlsOption, openLoopOption, openLoopSecondsOption, p99BoundOption,
+    warmUpLimitOption,
 };
 
 root.SetAction(async (parse, _) =>
@@ -116,9 +122,10 @@ root.SetAction(async (parse, _) =>
     var repeat = parse.GetValue(repeatOption);
     var payload = parse.GetValue(payloadOption);
     PingPongRun.InFlight = parse.GetValue(inFlightOption);
-    if (messages < 1 || repeat < 1 || payload < 1 || roundTrips < 1 || PingPongRun.InFlight < 1)
+    WarmUp.Limit = TimeSpan.FromSeconds(quick ? 0 : parse.GetValue(warmUpLimitOption));
+    if (messages < 1 || repeat < 1 || payload < 1 || roundTrips < 1 || PingPongRun.InFlight < 1 || WarmUp.Limit < TimeSpan.Zero)
     {
-        Console.Error.WriteLine("--messages, --repeat, --payload, --round-trips and --in-flight must be at least 1.");
+        Console.Error.WriteLine("--messages, --repeat, --payload, --round-trips and --in-flight must be at least 1, --warm-up-limit at least 0.");
         return 2;
     }
 
@@ -237,13 +244,16 @@ root.SetAction(async (parse, _) =>
         }
 
         // Warm up every transport so tiered compilation, the thread pool and buffer pools settle before anything is
-        // measured: without it the first rows of a fresh process run slower than the ones after.
+        // measured: without it the rows run while the JIT is still at work (see WarmUp).
         var warmUpMessages = Math.Min(messages, 10_000);
-        Console.WriteLine($"warm-up: {WarmUpClients} clients x {warmUpMessages} messages on every transport, not counted");
-        foreach (var transport in transports)
+        Console.WriteLine($"warm-up: rounds of {WarmUpClients} clients x {warmUpMessages} messages on every transport, not counted");
+        await WarmUp.UntilJitQuietAsync(async () =>
         {
-            await PingPongRun.ThroughputAsync(echoes, transport, WarmUpClients, warmUpMessages, payload, counter);
-        }
+            foreach (var transport in transports)
+            {
+                await PingPongRun.ThroughputAsync(echoes, transport, WarmUpClients, warmUpMessages, payload, counter);
+            }
+        });
 
         if (grid is not null)
         {
@@ -394,10 +404,13 @@ static async Task OpenLoop(
     EchoHost echoes, TransportUnderTest[] transports, int clients, int[] rates, TimeSpan duration, double p99BoundMs, int repeat, int payload, FrameCounter counter, Report report)
 {
     Console.WriteLine($"open loop: {clients} clients, {payload} B payload, {duration.TotalSeconds:N0} s per rate, latency from each message's due time");
-    foreach (var transport in transports)
+    await WarmUp.UntilJitQuietAsync(async () =>
     {
-        await OpenLoopRun.RunAsync(echoes, transport, 0, clients, rates[0], TimeSpan.FromSeconds(2), payload, counter); // warm-up, not counted
-    }
+        foreach (var transport in transports)
+        {
+            await OpenLoopRun.RunAsync(echoes, transport, 0, clients, rates[0], TimeSpan.FromSeconds(2), payload, counter); // not counted
+        }
+    });
 
     await Interleaved(repeat, rates, transports, async (r, rate, transport) =>
     {

@@ -1,0 +1,44 @@
+using System.Diagnostics;
+using System.Runtime;
+
+namespace RemotePingPong;
+
+/// <summary>
+/// Runs warm-up rounds until the JIT has settled: two rounds in a row that spent under 2% of their time compiling.
+/// </summary>
+/// <remarks>
+/// Tiered compilation with dynamic PGO keeps recompiling hot methods for 20–30 s of load on 2 cores (measured: 6,000
+/// methods in the first round, then hundreds a round, with bursts of 2,000 as instrumented code is promoted, about 11 s
+/// of JIT in all). A fixed single round left most of that inside the measured rows, where it took a quarter to half of
+/// a core from whichever transport ran first. <see cref="Limit"/> (<c>--warm-up-limit</c>) keeps a machine where the
+/// JIT never settles from warming up forever; the line printed says which it was.
+/// </remarks>
+internal static class WarmUp
+{
+    private const double QuietShare = 0.02;
+
+    /// <summary>Warm-up time at most; zero runs one round.</summary>
+    public static TimeSpan Limit { get; set; } = TimeSpan.FromSeconds(90);
+
+    public static async Task UntilJitQuietAsync(Func<Task> round)
+    {
+        var clock = Stopwatch.StartNew();
+        var quietRounds = 0;
+        var rounds = 0;
+        var share = 1.0;
+        do
+        {
+            var jitBefore = JitInfo.GetCompilationTime();
+            var started = clock.Elapsed;
+            await round();
+            rounds++;
+            share = (JitInfo.GetCompilationTime() - jitBefore) / (clock.Elapsed - started);
+            quietRounds = share < QuietShare ? quietRounds + 1 : 0;
+        }
+        while (quietRounds < 2 && clock.Elapsed < Limit);
+
+        Console.WriteLine(quietRounds == 2
+            ? $"warm-up: {rounds} rounds, {clock.Elapsed.TotalSeconds:F0} s, until the JIT took under {QuietShare:P0} of two rounds in a row"
+            : $"warm-up: stopped at {clock.Elapsed.TotalSeconds:F0} s ({rounds} rounds, --warm-up-limit {Limit.TotalSeconds:F0}) with the JIT still at {share:P0} of the last round");
+    }
+}
