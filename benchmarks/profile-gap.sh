@@ -7,7 +7,8 @@
 #   benchmarks/profile-gap.sh [TRANSPORT] [CLIENTS] [PAYLOAD] [MESSAGES]     defaults: flushbatching 30 100 60000
 #
 # Needs perf (Debian: linux-perf) and root or perf_event_paranoid <= 1. Both runs do the same work, so sample counts
-# compare directly; each run includes RemotePingPong's warm-up, counted in the messages. Run it on a quiet machine.
+# compare directly; each run includes one warm-up round (--warm-up-limit 0), counted in the messages, and the JIT's
+# work, shown in its own row. Run it on a quiet machine.
 set -euo pipefail
 transport=${1:-flushbatching} clients=${2:-30} payload=${3:-100} messages=${4:-60000}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,7 +21,7 @@ export DOTNET_PerfMapEnabled=1 DOTNET_EnableWriteXorExecute=0
 for t in ceiling "$transport"; do
   perf record -q -F 999 -o "$work/$t.data" -- perf stat -x, -o "$work/$t.stat" \
     -e context-switches,cpu-migrations,raw_syscalls:sys_enter -- dotnet "$rpp" --transport "$t" --clients "$clients" \
-    --messages "$messages" --payload "$payload" 2>&1 | grep -A1 '^Num clients' | tail -1 | sed "s/^/$t: /"
+    --messages "$messages" --payload "$payload" --warm-up-limit 0 2>&1 | grep -A1 '^Num clients' | tail -1 | sed "s/^/$t: /"
   perf report -i "$work/$t.data" --sort comm,dso,sym -n -t ';' --stdio >"$work/$t.txt" 2>/dev/null
 done
 # Every message both ways, the warm-up's too (5 clients, up to 10,000 messages each).

@@ -8,8 +8,8 @@
 #       defaults: 80000 100 stock,flushbatching,flushbatching-dotnetty 10; stock, first, is the reference column
 #
 # Every transport is offered the same round trips, so sample counts compare directly while each keeps up (the client
-# prints whether every message came back); each recording includes the client's start and its 2 s warm-up. Needs perf
-# (Debian: linux-perf) and root or perf_event_paranoid <= 1. Run it on a quiet machine.
+# prints whether every message came back); each recording includes the client's start and one 2 s warm-up round
+# (--warm-up-limit 0). Needs perf (Debian: linux-perf) and root or perf_event_paranoid <= 1. Run it on a quiet machine.
 set -euo pipefail
 rate=${1:-80000} payload=${2:-100} transports=${3:-stock,flushbatching,flushbatching-dotnetty} seconds=${4:-10}
 # The perf map names JIT-compiled methods, in the server too; W^X off lets perf read the code they map to.
@@ -22,7 +22,7 @@ columns=()
 for t in ${transports//,/ }; do
   perf record -q -a -F 999 -o "$work/$t.data" -- perf stat -a -x, -o "$work/$t.stat" \
     -e context-switches,cpu-migrations,raw_syscalls:sys_enter -- dotnet "$rpp" --role client --server "$address" --transport "$t" \
-    --clients 10 --open-loop "$rate" --open-loop-seconds "$seconds" --payload "$payload" 2>/dev/null |
+    --clients 10 --open-loop "$rate" --open-loop-seconds "$seconds" --payload "$payload" --warm-up-limit 0 2>/dev/null |
     grep "^$t, $rate," || echo "$t: no result row"
   perf report -i "$work/$t.data" --sort comm,dso,sym -n -t ';' --stdio >"$work/$t.txt" 2>/dev/null
   columns+=("$t=$work/$t.txt")
