@@ -28,18 +28,32 @@ for build in before after; do
   dotnet build "$work/$build/benchmarks/RemotePingPong" -c Release >"$out/build-$build.log" 2>&1
   dll[$build]=$work/$build/benchmarks/RemotePingPong/bin/Release/net10.0/RemotePingPong.dll
 done
+# Builds from before --warm-up-limit warm up for one round only: then both builds do, so that neither measures while
+# the JIT is still at work and the other not.
+declare -A warm knows
+for build in before after; do
+  warm[$build]=
+  knows[$build]=$(dotnet "${dll[$build]}" --help | grep -c -- --warm-up-limit || true)
+done
+if [[ ${knows[before]} == 0 || ${knows[after]} == 0 ]]; then
+  for build in before after; do
+    if [[ ${knows[$build]} != 0 ]]; then
+      warm[$build]="--warm-up-limit 0"
+    fi
+  done
+fi
 for run in $(seq 1 "$repeat"); do
   order="before after"
   (( run % 2 == 0 )) && order="after before"
   for build in $order; do
     if [[ ${LOCAL:-0} == 1 ]]; then
-      dotnet "${dll[$build]}" "$@" --json "$out/$build-$run.json" >"$out/$build-$run.txt" 2>&1
+      dotnet "${dll[$build]}" "$@" ${warm[$build]} --json "$out/$build-$run.json" >"$out/$build-$run.txt" 2>&1
       continue
     fi
     dotnet "${dll[$build]}" --role server --port 0 >"$out/server-$build-$run.log" 2>&1 &
     server=$!
     address=$("$root/benchmarks/server-address.sh" "$out/server-$build-$run.log")
-    dotnet "${dll[$build]}" --role client --server "$address" "$@" --json "$out/$build-$run.json" >"$out/$build-$run.txt" 2>&1
+    dotnet "${dll[$build]}" --role client --server "$address" "$@" ${warm[$build]} --json "$out/$build-$run.json" >"$out/$build-$run.txt" 2>&1
     kill -TERM "$server"
     wait "$server" || true
     server=

@@ -2,7 +2,8 @@ namespace FlushBatching.Akka;
 
 /// <summary>
 /// What is open (connections, channels), each item forgotten when its end task completes, so that shutdown can close
-/// the rest. Once closed, it takes nothing more: an item that comes later is refused, and its owner closes it. Thread-safe.
+/// the rest. Once closed, it takes nothing more: an item that comes later is refused, and its owner closes it.
+/// Thread-safe.
 /// </summary>
 /// <remarks>
 /// Adding and closing take one lock, so that an item added while shutdown begins is either in what
