@@ -38,7 +38,9 @@ internal static class WarmUp
         while (quietRounds < 2 && clock.Elapsed < Limit);
 
         Console.WriteLine(quietRounds == 2
-            ? $"warm-up: {rounds} rounds, {clock.Elapsed.TotalSeconds:F0} s, until the JIT took under {QuietShare:P0} of two rounds in a row"
-            : $"warm-up: stopped at {clock.Elapsed.TotalSeconds:F0} s ({rounds} rounds, --warm-up-limit {Limit.TotalSeconds:F0}) with the JIT still at {share:P0} of the last round");
+            ? $"warm-up: {Rounds(rounds)}, {clock.Elapsed.TotalSeconds:F0} s, until the JIT took under {QuietShare:P0} of two rounds in a row"
+            : $"warm-up: stopped at {clock.Elapsed.TotalSeconds:F0} s ({Rounds(rounds)}, --warm-up-limit {Limit.TotalSeconds:F0}) with the JIT still at {share:P0} of the last round");
     }
+
+    private static string Rounds(int rounds) => rounds == 1 ? "1 round" : $"{rounds} rounds";
 }
