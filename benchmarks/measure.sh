@@ -4,7 +4,9 @@
 #
 #   benchmarks/measure.sh [OUT]        REPEAT=3 by default: runs per benchmark, interleaved, medians reported
 #
-# Takes about 100 minutes on 2 cores (the open loop alone about 30, many peers about 15, large messages about 12). Run it on a quiet machine: nothing else building or testing.
+# Takes about 100 minutes of measuring on 2 cores (the open loop alone about 30, many peers about 15, large messages
+# about 12), plus 40-90 s of warm-up in each of its 36 RemotePingPong processes (until the JIT is quiet): 2 to 2.5 hours
+# in all, estimated. Run it on a quiet machine: nothing else building or testing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/benchmarks/results/current}
