@@ -7,10 +7,10 @@ namespace RemotePingPong;
 /// Runs warm-up rounds until the JIT has settled: two rounds in a row that spent under 2% of their time compiling.
 /// </summary>
 /// <remarks>
-/// Tiered compilation with dynamic PGO keeps recompiling hot methods for 20–30 s of load on 2 cores (measured: 6,000
-/// methods in the first round, then hundreds a round, with bursts of 2,000 as instrumented code is promoted, about 11 s
-/// of JIT in all). A fixed single round left most of that inside the measured rows, where it took a quarter to half of
-/// a core from whichever transport ran first. <see cref="Limit"/> (<c>--warm-up-limit</c>) keeps a machine where the
+/// Tiered compilation with dynamic PGO keeps recompiling hot methods for tens of seconds of load on 2 cores (measured:
+/// 6,000 methods in the first round, then hundreds a round, with bursts of up to 2,900 as instrumented code is
+/// promoted, about 11 s of JIT in the first 26 s; these rounds end after 40–90 s here). A fixed single round left most
+/// of that inside the measured rows, where it took a quarter to half of a core from whichever transport ran first. <see cref="Limit"/> (<c>--warm-up-limit</c>) keeps a machine where the
 /// JIT never settles from warming up forever; the line printed says which it was.
 /// </remarks>
 internal static class WarmUp
