@@ -1,20 +1,28 @@
+using InMemoryTransport = RemotePingPong.Ceiling.InMemoryTransport;
+
 namespace RemotePingPong;
 
 /// <summary>A transport the benchmark runs: its name on the command line, its class, and its section's lines.</summary>
 internal sealed record TransportUnderTest(string Name, string TransportClass, string Section, bool IsFlushBatching)
 {
     /// <summary>True for the ceiling, whose two ends must share this process: its rows run in-process in every role.</summary>
-    public bool InProcessOnly => Name == Ceiling;
+    public bool InProcessOnly => Name.StartsWith(Ceiling, StringComparison.Ordinal);
 
     public const string FlushBatching = "flushbatching";
     public const string FlushBatchingDotNetty = "flushbatching-dotnetty";
     public const string Stock = "stock";
     public const string StockNoBatching = "stock-nobatching";
 
-    /// <summary>Akka.Remote over <see cref="Ceiling.InMemoryTransport"/>: no I/O at all, both systems in this process.</summary>
+    /// <summary>Akka.Remote over <see cref="InMemoryTransport"/>: no I/O at all, both systems in this process.</summary>
     public const string Ceiling = "ceiling";
 
-    public static readonly string[] Names = [FlushBatching, FlushBatchingDotNetty, Stock, StockNoBatching, Ceiling];
+    /// <summary>The ceiling with one thread hand-off per burst, as a transport that reads on its own thread has.</summary>
+    public const string CeilingOneHandOff = "ceiling-handoff";
+
+    /// <summary>The ceiling with two (a send loop, a receive loop): the sockets stack's threads without its I/O.</summary>
+    public const string CeilingTwoHandOffs = "ceiling-handoff2";
+
+    public static readonly string[] Names = [FlushBatching, FlushBatchingDotNetty, Stock, StockNoBatching, Ceiling, CeilingOneHandOff, CeilingTwoHandOffs];
 
     /// <summary>The transports a server process can run its echo systems on: all but the in-memory ceiling.</summary>
     public static readonly string[] ServerNames = [FlushBatching, FlushBatchingDotNetty, Stock, StockNoBatching];
@@ -28,9 +36,15 @@ internal sealed record TransportUnderTest(string Name, string TransportClass, st
         FlushBatchingDotNetty => new(name, "FlushBatching.Akka.DotNettyBatchingTransport, FlushBatching.Akka", Lines(shared, section), true),
         Stock => new(name, "Akka.Remote.Transport.DotNetty.TcpTransport, Akka.Remote", shared, false),
         StockNoBatching => new(name, "Akka.Remote.Transport.DotNetty.TcpTransport, Akka.Remote", Lines(shared, "batching.enabled = false"), false),
-        Ceiling => new(name, $"{typeof(Ceiling.InMemoryTransport).FullName}, RemotePingPong", shared, false),
+        Ceiling => InMemory(name, shared, 0),
+        CeilingOneHandOff => InMemory(name, shared, 1),
+        CeilingTwoHandOffs => InMemory(name, shared, 2),
         _ => throw new ArgumentOutOfRangeException(nameof(name), name, $"one of {string.Join(", ", Names)}"),
     };
+
+    private static TransportUnderTest InMemory(string name, string shared, int handOffs) =>
+        new(name, $"{typeof(InMemoryTransport).FullName}, RemotePingPong",
+            handOffs == 0 ? shared : Lines(shared, $"{InMemoryTransport.HandOffsKey} = {handOffs}"), false);
 
     private static string Lines(string first, string second) =>
         string.Join(Environment.NewLine, new[] { first, second }.Where(lines => lines.Length > 0));

@@ -6,7 +6,8 @@ namespace RemotePingPong.Ceiling;
 
 /// <summary>
 /// One end of an in-memory association: <see cref="Write"/> notifies the other end's read listener on the calling
-/// thread, or queues the event until that listener is registered.
+/// thread, or after the transport's thread hand-offs (<see cref="HandOff{T}"/>), or queues the event until that listener
+/// is registered.
 /// </summary>
 internal sealed class InMemoryAssociationHandle : AssociationHandle
 {
@@ -15,6 +16,7 @@ internal sealed class InMemoryAssociationHandle : AssociationHandle
     private readonly Queue<IHandleEvent> _early = new();
     private IHandleEventListener? _listener;
     private InMemoryAssociationHandle _peer = null!;
+    private Action<IHandleEvent> _toPeer = null!;
     private int _disassociated;
 
     public InMemoryAssociationHandle(Address localAddress, Address remoteAddress, InMemoryTransport owner)
@@ -29,10 +31,23 @@ internal sealed class InMemoryAssociationHandle : AssociationHandle
             TaskScheduler.Default);
     }
 
-    public static void Pair(InMemoryAssociationHandle a, InMemoryAssociationHandle b)
+    /// <param name="handOffs">How many thread hand-offs each end's events cross on their way to the other end.</param>
+    public static void Pair(InMemoryAssociationHandle a, InMemoryAssociationHandle b, int handOffs)
     {
         a._peer = b;
         b._peer = a;
+        a._toPeer = Through(handOffs, b.FromPeer);
+        b._toPeer = Through(handOffs, a.FromPeer);
+    }
+
+    private static Action<IHandleEvent> Through(int handOffs, Action<IHandleEvent> end)
+    {
+        for (var i = 0; i < handOffs; i++)
+        {
+            end = new HandOff<IHandleEvent>(end).Add;
+        }
+
+        return end;
     }
 
     /// <returns><c>false</c> once either end has disassociated.</returns>
@@ -43,7 +58,7 @@ internal sealed class InMemoryAssociationHandle : AssociationHandle
             return false;
         }
 
-        _peer.Deliver(new InboundPayload(payload));
+        _toPeer(new InboundPayload(payload));
         return true;
     }
 
@@ -56,9 +71,21 @@ internal sealed class InMemoryAssociationHandle : AssociationHandle
             return;
         }
 
-        _peer.Disassociate();  // returns at once when the peer began this
+        _toPeer(new Disassociated(DisassociateInfo.Unknown));  // after every payload this end wrote
         _owner.Forget(this);
         Deliver(new Disassociated(DisassociateInfo.Unknown));
+    }
+
+    private void FromPeer(IHandleEvent handleEvent)
+    {
+        if (handleEvent is Disassociated)
+        {
+            Disassociate();  // returns at once when this end began it
+        }
+        else
+        {
+            Deliver(handleEvent);
+        }
     }
 #pragma warning restore CS0672, CS0618
 

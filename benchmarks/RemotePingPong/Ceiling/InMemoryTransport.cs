@@ -13,6 +13,11 @@ namespace RemotePingPong.Ceiling;
 /// reach. Benchmarks only; both ActorSystems must live in this process.
 /// </summary>
 /// <remarks>
+/// With <c>hand-offs = N</c> in its section, each end's payloads cross N thread hand-offs on their way (see
+/// <see cref="HandOff{T}"/>): 1 is the least a transport that reads on its own thread pays, 2 is the sockets stack's
+/// shape (a send loop, then a receive loop) without its system calls or copies.
+/// </remarks>
+/// <remarks>
 /// It keeps the SPI's promises that Akka.Remote relies on: an inbound association is announced once Remoting listens,
 /// payloads are delivered in order and held until the read handler is registered, and a disassociation reaches both
 /// ends once. It never refuses a write: there is no buffer to fill.
@@ -25,6 +30,7 @@ public sealed class InMemoryTransport : Transport
     private readonly TaskCompletionSource<IAssociationEventListener> _associationListener =
         new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly ConcurrentDictionary<InMemoryAssociationHandle, bool> _handles = new();
+    private readonly int _handOffs;
     private Address? _address;
 
     /// <summary>Made by Akka.Remote from <c>transport-class</c>, with the transport's section.</summary>
@@ -34,7 +40,15 @@ public sealed class InMemoryTransport : Transport
         Config = config;
         SchemeIdentifier = "tcp";
         MaximumPayloadBytes = config.GetByteSize(FramingSettings.MaximumFrameSizeKey, null) ?? FramingSettings.DefaultMaximumFrameSize;
+        _handOffs = config.GetInt(HandOffsKey, 0);
+        if (_handOffs is < 0 or > 2)
+        {
+            throw new ArgumentOutOfRangeException(nameof(config), _handOffs, $"{HandOffsKey} must be 0, 1 or 2");
+        }
     }
+
+    /// <summary>The section key for how many thread hand-offs a payload crosses: 0 (none, the default), 1 or 2.</summary>
+    public const string HandOffsKey = "hand-offs";
 
     /// <inheritdoc />
     public override Task<(Address, TaskCompletionSource<IAssociationEventListener>)> Listen()
@@ -61,7 +75,7 @@ public sealed class InMemoryTransport : Transport
 
         var outbound = new InMemoryAssociationHandle(_address, remoteAddress, this);
         var inbound = new InMemoryAssociationHandle(remoteAddress, _address, remote);
-        InMemoryAssociationHandle.Pair(outbound, inbound);
+        InMemoryAssociationHandle.Pair(outbound, inbound, _handOffs);
         remote._handles[inbound] = true;
         _handles[outbound] = true;
         var listener = await remote._associationListener.Task.ConfigureAwait(false);
