@@ -6,11 +6,15 @@
 #
 #   benchmarks/profile-gap.sh [TRANSPORT] [CLIENTS] [PAYLOAD] [MESSAGES]     defaults: flushbatching 30 100 60000
 #
-# Needs perf (Debian: linux-perf) and root or perf_event_paranoid <= 1. Both runs do the same work, so sample counts
-# compare directly; each run includes one warm-up round (--warm-up-limit 0), counted in the messages, and the JIT's
-# work, shown in its own row. Run it on a quiet machine.
+# BASE=ceiling-handoff2 compares with the ceiling plus the two thread hand-offs per burst that the sockets stack has
+# (a send loop, a receive loop), so that what remains is the socket's own cost. BASE defaults to ceiling.
+#
+# Needs perf (Debian: linux-perf) and root or perf_event_paranoid <= 1. Each process warms up until the JIT is quiet
+# (RemotePingPong's warm-up, at most WARM_UP_LIMIT seconds, 90 by default), and perf counts only what follows: one
+# row of CLIENTS x MESSAGES, not the systems' start and stop. A process still tiering its code up profiles as another program would. Both runs do the
+# same work, so sample counts compare directly. Run it on a quiet machine.
 set -euo pipefail
-transport=${1:-flushbatching} clients=${2:-30} payload=${3:-100} messages=${4:-60000}
+transport=${1:-flushbatching} clients=${2:-30} payload=${3:-100} messages=${4:-60000} base=${BASE:-ceiling}
 root=$(cd "$(dirname "$0")/.." && pwd)
 dotnet build -c Release "$root/benchmarks/RemotePingPong" >/dev/null
 rpp=$root/benchmarks/RemotePingPong/bin/Release/net10.0/RemotePingPong.dll
@@ -18,13 +22,22 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # The perf map names JIT-compiled methods; W^X off lets perf read the code they map to.
 export DOTNET_PerfMapEnabled=1 DOTNET_EnableWriteXorExecute=0
-for t in ceiling "$transport"; do
-  perf record -q -F 999 -o "$work/$t.data" -- perf stat -x, -o "$work/$t.stat" \
-    -e context-switches,cpu-migrations,raw_syscalls:sys_enter -- dotnet "$rpp" --transport "$t" --clients "$clients" \
-    --messages "$messages" --payload "$payload" --warm-up-limit 0 2>&1 | grep -A1 '^Num clients' | tail -1 | sed "s/^/$t: /"
+for t in "$base" "$transport"; do
+  mkfifo "$work/$t.record" "$work/$t.count"
+  # Both perfs start with their events off (-D -1), are turned on by the warm-up's last line and off by the row's.
+  perf record -q -F 999 -D -1 --control "fifo:$work/$t.record" -o "$work/$t.data" -- \
+    perf stat -D -1 --control "fifo:$work/$t.count" -x, -o "$work/$t.stat" -e context-switches,cpu-migrations,raw_syscalls:sys_enter -- \
+    dotnet "$rpp" --transport "$t" --clients "$clients" --messages "$messages" --payload "$payload" \
+    --warm-up-limit "${WARM_UP_LIMIT:-90}" 2>&1 | while IFS= read -r line; do
+      case $line in
+        "warm-up: stopped"* | "warm-up: "[0-9]*) echo "$t: $line"; echo enable >"$work/$t.record"; echo enable >"$work/$t.count" ;;
+        "[1/1]"*) echo disable >"$work/$t.record"; echo disable >"$work/$t.count" ;;
+        "Num clients"*) read -r row; echo "$t: $row" ;;
+      esac
+    done
   perf report -i "$work/$t.data" --sort comm,dso,sym -n -t ';' --stdio >"$work/$t.txt" 2>/dev/null
 done
-# Every message both ways, the warm-up's too (5 clients, up to 10,000 messages each).
+# Every message of the row, both ways.
 echo
-python3 "$root/benchmarks/perf_split.py" --messages $((2 * (clients * messages + 5 * (messages < 10000 ? messages : 10000)))) \
-  ceiling="$work/ceiling.txt" "$transport=$work/$transport.txt"
+python3 "$root/benchmarks/perf_split.py" --messages $((2 * clients * messages)) \
+  "$base=$work/$base.txt" "$transport=$work/$transport.txt"
