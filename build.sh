@@ -90,7 +90,7 @@ smoke_two_processes() {
   server=$!
   trap 'kill "$server" 2>/dev/null || true' RETURN
   address=$(benchmarks/server-address.sh "$log")
-  bounded dotnet "$dll" --role client --server "$address" --transport flushbatching,stock,ceiling --clients 2 --messages 2000 \
+  bounded dotnet "$dll" --role client --server "$address" --transport flushbatching,stock,ceiling,ceiling-handoff2 --clients 2 --messages 2000 \
     --warm-up-limit 0
   # The open loop's code path (benchmarks/open-loop.sh runs the real one): it must offer, time and print its verdict.
   bounded dotnet "$dll" --role client --server "$address" --transport flushbatching,flushbatching-dotnetty,stock --clients 2 \

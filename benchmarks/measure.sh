@@ -4,8 +4,8 @@
 #
 #   benchmarks/measure.sh [OUT]        REPEAT=3 by default: runs per benchmark, interleaved, medians reported
 #
-# Takes about 100 minutes of measuring on 2 cores (the open loop alone about 30, many peers about 15, large messages
-# about 12), plus 40-90 s of warm-up in each of its 36 RemotePingPong processes (until the JIT is quiet): 2 to 2.5 hours
+# Takes about 110 minutes of measuring on 2 cores (the open loop alone about 30, many peers about 15, large messages
+# about 12), plus 40-90 s of warm-up in each of its 42 RemotePingPong processes (until the JIT is quiet): 2 to 2.5 hours
 # in all, estimated. Run it on a quiet machine: nothing else building or testing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,7 +15,8 @@ source "$root/benchmarks/remote-ping-pong.sh"
 dotnet build -c Release benchmarks/TransportPingPong >/dev/null
 tpp=benchmarks/TransportPingPong/bin/Release/net10.0/TransportPingPong.dll
 rm -rf "$out"
-mkdir -p "$out"/remote-100 "$out"/remote-3 "$out"/inproc-100 "$out"/inproc-3 "$out"/latency "$out"/transport
+mkdir -p "$out"/remote-100 "$out"/remote-3 "$out"/inproc-100 "$out"/inproc-3 "$out"/handoff-100 "$out"/handoff-3 "$out"/latency \
+  "$out"/transport
 
 # RemotePingPong across two processes: one server for every run, clients at the default payload and at 3 bytes. The
 # ceiling (Akka.Remote over no I/O at all) runs beside them, in the client process.
@@ -35,6 +36,15 @@ for run in $(seq 1 "$repeat"); do
   for payload in 100 3; do
     dotnet "$rpp" --transport flushbatching,flushbatching-dotnetty,stock,ceiling --clients 15,30 --messages 20000 \
       --payload "$payload" --json "$out/inproc-$payload/run-$run.json" >"$out/inproc-$payload/run-$run.txt" 2>&1
+  done
+done
+
+# The ceiling with a transport's thread hand-offs but no I/O, beside the sockets stack: how much of its gap to the
+# ceiling is the hops and how much the socket. Longer rows: the differences are small.
+for run in $(seq 1 "$repeat"); do
+  for payload in 100 3; do
+    dotnet "$rpp" --transport ceiling,ceiling-handoff,ceiling-handoff2,flushbatching --clients 15,30 --messages 60000 \
+      --payload "$payload" --json "$out/handoff-$payload/run-$run.json" >"$out/handoff-$payload/run-$run.txt" 2>&1
   done
 done
 

@@ -45,6 +45,26 @@ def remote(folder, title, note=""):
     print()
 
 
+def hand_offs():
+    """The ceiling with thread hand-offs beside the sockets stack: each as × ceiling, and the CPU per message."""
+    print("### The ceiling's thread hand-offs, one process\n")
+    print("| clients | payload | ceiling-handoff | ceiling-handoff2 | flushbatching | CPU µs/msg: ceiling, ceiling-handoff2, flushbatching |")
+    print("|---:|---:|---:|---:|---:|---|")
+    for payload in (100, 3):
+        rows = grouped((r for d in runs(f"handoff-{payload}") for r in d["Rows"]), lambda r: (r["Transport"], r["Clients"]))
+        for clients in sorted({c for _, c in rows}):
+            ceiling = rows[("ceiling", clients)]
+
+            def of(t, key="MsgsPerSec"):
+                return st.median(a[key] / b[key] for a, b in zip(rows[(t, clients)], ceiling))
+
+            cpu = ", ".join(f'{st.median(r["CpuUsPerMessage"] for r in rows[(t, clients)]):.2f}'
+                            for t in ("ceiling", "ceiling-handoff2", "flushbatching"))
+            print(f"| {clients} | {payload} B | {of('ceiling-handoff'):.2f}× | {of('ceiling-handoff2'):.2f}× | "
+                  f"{of('flushbatching'):.2f}× | {cpu} |")
+    print()
+
+
 def queue_delay(rows):
     """Medians of each run's flushbatching.queue_delay p50 and p99, for this project's transports (the clients' side)."""
     p50 = [r["QueueDelayP50Us"] for r in rows if r.get("QueueDelayP50Us") is not None]
@@ -190,6 +210,7 @@ remote("remote-3", "RemotePingPong, two processes, 3-byte payload, 20,000 messag
 one = "Both systems in one process, every transport alike."
 remote("inproc-100", "RemotePingPong, one process, 100-byte payload, 20,000 messages per client", one)
 remote("inproc-3", "RemotePingPong, one process, 3-byte payload, 20,000 messages per client", one)
+hand_offs()
 latency()
 transport()
 open_loop(100)
