@@ -32,7 +32,7 @@ for t in "$base" "$transport"; do
       case $line in
         "warm-up: stopped"* | "warm-up: "[0-9]*) echo "$t: $line"; echo enable >"$work/$t.record"; echo enable >"$work/$t.count" ;;
         "[1/1]"*) echo disable >"$work/$t.record"; echo disable >"$work/$t.count" ;;
-        "Num clients"*) read -r row; echo "$t: $row" ;;
+        "$clients, "*) echo "$t: $line" ;;  # the row, wherever perf's own lines fall
       esac
     done
   perf report -i "$work/$t.data" --sort comm,dso,sym -n -t ';' --stdio >"$work/$t.txt" 2>/dev/null
