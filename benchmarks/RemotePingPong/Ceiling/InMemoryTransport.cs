@@ -13,14 +13,16 @@ namespace RemotePingPong.Ceiling;
 /// reach. Benchmarks only; both ActorSystems must live in this process.
 /// </summary>
 /// <remarks>
+/// <para>
+/// It keeps the SPI's promises that Akka.Remote relies on: an inbound association is announced once Remoting listens,
+/// payloads are delivered in order and held until the read handler is registered, and a disassociation reaches both
+/// ends once, after every payload written before it. It never refuses a write: there is no buffer to fill.
+/// </para>
+/// <para>
 /// With <c>hand-offs = N</c> in its section, each end's payloads cross N thread hand-offs on their way (see
 /// <see cref="HandOff{T}"/>): 1 is the least a transport that reads on its own thread pays, 2 is the sockets stack's
 /// shape (a send loop, then a receive loop) without its system calls or copies.
-/// </remarks>
-/// <remarks>
-/// It keeps the SPI's promises that Akka.Remote relies on: an inbound association is announced once Remoting listens,
-/// payloads are delivered in order and held until the read handler is registered, and a disassociation reaches both
-/// ends once. It never refuses a write: there is no buffer to fill.
+/// </para>
 /// </remarks>
 public sealed class InMemoryTransport : Transport
 {
