@@ -11,8 +11,8 @@
 #
 # Needs perf (Debian: linux-perf) and root or perf_event_paranoid <= 1. Each process warms up until the JIT is quiet
 # (RemotePingPong's warm-up, at most WARM_UP_LIMIT seconds, 90 by default), and perf counts only what follows: one
-# row of CLIENTS x MESSAGES, not the systems' start and stop. A process still tiering its code up profiles as another program would. Both runs do the
-# same work, so sample counts compare directly. Run it on a quiet machine.
+# row of CLIENTS x MESSAGES, not the systems' start and stop. A process still tiering its code up profiles as another
+# program would. Both runs do the same work, so sample counts compare directly. Run it on a quiet machine.
 set -euo pipefail
 transport=${1:-flushbatching} clients=${2:-30} payload=${3:-100} messages=${4:-60000} base=${BASE:-ceiling}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,16 +22,19 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # The perf map names JIT-compiled methods; W^X off lets perf read the code they map to.
 export DOTNET_PerfMapEnabled=1 DOTNET_EnableWriteXorExecute=0
+# Turns both perfs' events on or off for transport $t.
+events() { echo "$1" >"$work/$t.record"; echo "$1" >"$work/$t.count"; }
 for t in "$base" "$transport"; do
   mkfifo "$work/$t.record" "$work/$t.count"
   # Both perfs start with their events off (-D -1), are turned on by the warm-up's last line and off by the row's.
   perf record -q -F 999 -D -1 --control "fifo:$work/$t.record" -o "$work/$t.data" -- \
-    perf stat -D -1 --control "fifo:$work/$t.count" -x, -o "$work/$t.stat" -e context-switches,cpu-migrations,raw_syscalls:sys_enter -- \
+    perf stat -D -1 --control "fifo:$work/$t.count" -x, -o "$work/$t.stat" \
+    -e context-switches,cpu-migrations,raw_syscalls:sys_enter -- \
     dotnet "$rpp" --transport "$t" --clients "$clients" --messages "$messages" --payload "$payload" \
     --warm-up-limit "${WARM_UP_LIMIT:-90}" 2>&1 | while IFS= read -r line; do
       case $line in
-        "warm-up: stopped"* | "warm-up: "[0-9]*) echo "$t: $line"; echo enable >"$work/$t.record"; echo enable >"$work/$t.count" ;;
-        "[1/1]"*) echo disable >"$work/$t.record"; echo disable >"$work/$t.count" ;;
+        "warm-up: stopped"* | "warm-up: "[0-9]*) echo "$t: $line"; events enable ;;
+        "[1/1]"*) events disable ;;
         "$clients, "*) echo "$t: $line" ;;  # the row, wherever perf's own lines fall
       esac
     done

@@ -55,8 +55,8 @@ def hand_offs():
         for clients in sorted({c for _, c in rows}):
             ceiling = rows[("ceiling", clients)]
 
-            def of(t, key="MsgsPerSec"):
-                return st.median(a[key] / b[key] for a, b in zip(rows[(t, clients)], ceiling))
+            def of(t):
+                return st.median(a["MsgsPerSec"] / b["MsgsPerSec"] for a, b in zip(rows[(t, clients)], ceiling))
 
             cpu = ", ".join(f'{st.median(r["CpuUsPerMessage"] for r in rows[(t, clients)]):.2f}'
                             for t in ("ceiling", "ceiling-handoff2", "flushbatching"))

@@ -10,8 +10,9 @@ namespace RemotePingPong;
 /// Tiered compilation with dynamic PGO keeps recompiling hot methods for tens of seconds of load on 2 cores (measured:
 /// 6,000 methods in the first round, then hundreds a round, with bursts of up to 2,900 as instrumented code is
 /// promoted, about 11 s of JIT in the first 26 s; these rounds end after 40–90 s here). A fixed single round left most
-/// of that inside the measured rows, where it took a quarter to half of a core from whichever transport ran first. <see cref="Limit"/> (<c>--warm-up-limit</c>) keeps a machine where the
-/// JIT never settles from warming up forever; the line printed says which it was.
+/// of that inside the measured rows, where it took a quarter to half of a core from whichever transport ran first.
+/// <see cref="Limit"/> (<c>--warm-up-limit</c>) keeps a machine where the JIT never settles from warming up forever;
+/// the line printed says which it was.
 /// </remarks>
 internal static class WarmUp
 {
