@@ -48,11 +48,17 @@ internal sealed record BatchingTransportSettings
     /// <summary><c>tcp</c>, or <c>ssl.tcp</c> with TLS: Akka prefixes <c>akka.</c>, so addresses read <c>akka.tcp://system@host:port</c>.</summary>
     public string SchemeIdentifier => EnableSsl ? "ssl.tcp" : "tcp";
 
-    /// <summary>Reads a transport's section for <paramref name="system"/>, with its <see cref="DotNettySslSetup"/> if any.</summary>
+    /// <summary>
+    /// Reads a transport's section for <paramref name="system"/>, with its <see cref="DotNettySslSetup"/> if any, and
+    /// bounds every close by the system's <c>akka.remote.flush-wait-on-shutdown</c>: the time Akka.Remote gives an
+    /// endpoint to flush is the time a closing connection gets to send what is queued.
+    /// </summary>
     public static BatchingTransportSettings Create(ActorSystem system, Config section)
     {
         var sslSetup = system.Settings.Setup.Get<DotNettySslSetup>();
-        return Create(section, sslSetup.HasValue ? sslSetup.Value : null, Logging.GetLogger(system, typeof(BatchingTransportSettings)));
+        var settings = Create(section, sslSetup.HasValue ? sslSetup.Value : null, Logging.GetLogger(system, typeof(BatchingTransportSettings)));
+        var flushWait = system.Settings.Config.GetTimeSpan(ConnectionSettings.CloseTimeoutKey, ConnectionSettings.DefaultCloseTimeout, allowInfinite: false);
+        return settings with { Connection = settings.Connection.WithCloseTimeout(flushWait) };
     }
 
     /// <summary>Reads <paramref name="section"/> (the transport's own config section) over <see cref="Reference"/>.</summary>

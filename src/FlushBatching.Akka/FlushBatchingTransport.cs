@@ -27,8 +27,8 @@ public abstract class FlushBatchingTransport : Transport
     private readonly OpenSet<ITransportConnection> _connections = new();
     private readonly object _gate = new();
     private readonly InboundSetupLog _setupLog;
-    private Task<bool>? _shutdown;
-    private volatile bool _shutDown;
+    private Task<bool>? _shutdownTask;
+    private volatile bool _stopping;
     private volatile bool _listening;
 
     private protected FlushBatchingTransport(ActorSystem system, Config config, Func<BatchingTransportSettings, IConnectionStack> stack)
@@ -117,9 +117,9 @@ public abstract class FlushBatchingTransport : Transport
     public override async Task<AssociationHandle> Associate(Address remoteAddress)
     {
         ArgumentNullException.ThrowIfNull(remoteAddress);
-        if (_shutDown || !_listening)
+        if (_stopping || !_listening)
         {
-            throw new InvalidAssociationException($"Cannot associate with {remoteAddress}: the transport is {(_shutDown ? "shut down" : "not listening")}.");
+            throw new InvalidAssociationException($"Cannot associate with {remoteAddress}: the transport is {(_stopping ? "shut down" : "not listening")}.");
         }
 
         ITransportConnection connection;
@@ -138,23 +138,99 @@ public abstract class FlushBatchingTransport : Transport
             $"Cannot associate with {remoteAddress}: the transport shut down while connecting.");
     }
 
-    /// <summary>Stops listening, closes every connection after sending what it has queued, and stops the stack.</summary>
-    /// <remarks>Safe to call more than once: later calls return the first call's task.</remarks>
+    /// <summary>
+    /// Stops listening, closes every connection, and stops the stack, each step bounded: nothing a peer does (or fails to
+    /// do) holds it past about <see cref="ShutdownGrace"/> plus twice <see cref="LetGoBound"/>.
+    /// </summary>
+    /// <remarks>
+    /// Akka.Remote calls this only after it has given every endpoint <c>akka.remote.flush-wait-on-shutdown</c> to flush,
+    /// so a connection still sending by then gets <see cref="ShutdownGrace"/> more, enough for a peer that reads to take
+    /// what is queued; then it is aborted, its socket closed and its buffers returned, as stock closes its channels.
+    /// A step that outlasts its bound is logged, naming what is still open, and shutdown goes on: the stack is stopped
+    /// whatever happened before. Safe to call more than once: later calls return the first call's task.
+    /// </remarks>
     public override Task<bool> Shutdown()
     {
         lock (_gate)
         {
-            return _shutdown ??= ShutdownOnceAsync();
+            return _shutdownTask ??= ShutdownOnceAsync();
         }
     }
 
+    /// <summary>How long connections still sending at shutdown have left to finish: 0.5 s, or the close bound if shorter.</summary>
+    internal TimeSpan ShutdownGrace => Settings.Connection.CloseTimeout < MaxShutdownGrace ? Settings.Connection.CloseTimeout : MaxShutdownGrace;
+
+    /// <summary>How long shutdown waits on a step that should be quick (aborted connections releasing their sockets, the
+    /// stack stopping, the listener closing) before it logs what is still open and goes on.</summary>
+    internal static TimeSpan LetGoBound { get; } = TimeSpan.FromSeconds(2);
+
+    private static TimeSpan MaxShutdownGrace { get; } = TimeSpan.FromMilliseconds(500);
+
     private async Task<bool> ShutdownOnceAsync()
     {
-        _shutDown = true;
-        await _stack.StopListeningAsync().ConfigureAwait(false);
-        await Task.WhenAll(_connections.Close().Select(connection => connection.CloseAsync())).ConfigureAwait(false);
-        await _stack.StopAsync().ConfigureAwait(false);
-        Settings.Connection.Metrics.Dispose();
+        _stopping = true;
+        var clean = true;
+        try
+        {
+            clean &= await WithinAsync(_stack.StopListeningAsync(), LetGoBound, "stop listening", () => "the listener").ConfigureAwait(false);
+            var open = _connections.Close();
+            foreach (var connection in open)
+            {
+                _ = connection.CloseAsync();
+            }
+
+            var closed = Task.WhenAll(open.Select(connection => connection.Completion));
+            if (!await EndsWithinAsync(closed, ShutdownGrace).ConfigureAwait(false))
+            {
+                clean = false;
+                foreach (var connection in open.Where(connection => !connection.Completion.IsCompleted))
+                {
+                    connection.Abort();
+                }
+
+                await WithinAsync(closed, LetGoBound, "release aborted connections",
+                    () => string.Join(", ", open.Where(connection => !connection.Completion.IsCompleted))).ConfigureAwait(false);
+            }
+        }
+        finally
+        {
+            clean &= await WithinAsync(_stack.StopAsync(), LetGoBound, $"stop the {_stack.Name} stack", () => _stack.StillOpen).ConfigureAwait(false);
+            Settings.Connection.Metrics.Dispose();
+        }
+
+        return clean;
+    }
+
+    // Awaits a shutdown step for at most its bound; past it, one WARNING names the step and what is still open.
+    private async Task<bool> WithinAsync(Task step, TimeSpan bound, string what, Func<string> stillOpen)
+    {
+        if (await EndsWithinAsync(step, bound).ConfigureAwait(false))
+        {
+            return true;
+        }
+
+        Log.Warning("FlushBatching transport shutdown: did not {0} within {1}; going on with still open: {2}",
+            what, SettingText.FormatDuration(bound), stillOpen());
+        return false;
+    }
+
+    // True when the task ended (however) within the bound; its exception, if any, is observed here.
+    private async Task<bool> EndsWithinAsync(Task task, TimeSpan bound)
+    {
+        try
+        {
+            await task.WaitAsync(bound, Settings.Connection.TimeProvider).ConfigureAwait(false);
+        }
+        catch (TimeoutException) when (!task.IsCompleted)
+        {
+            _ = task.ContinueWith(static t => _ = t.Exception, CancellationToken.None, TaskContinuationOptions.OnlyOnFaulted, TaskScheduler.Default);
+            return false;
+        }
+        catch (Exception e)
+        {
+            Log.Debug("FlushBatching transport shutdown: a step ended on an error: {0}", e.Message);
+        }
+
         return true;
     }
 

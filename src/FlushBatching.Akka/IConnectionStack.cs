@@ -25,6 +25,12 @@ internal interface IConnectionStack
     /// <summary>Stops accepting; connections already announced stay open.</summary>
     Task StopListeningAsync();
 
-    /// <summary>Releases what the stack owns (its threads), once every connection has ended.</summary>
+    /// <summary>
+    /// Closes what the stack still holds open and releases what it owns (its threads). The transport bounds the wait,
+    /// and names <see cref="StillOpen"/> in its log when the bound passes.
+    /// </summary>
     Task StopAsync();
+
+    /// <summary>What the stack still holds open (channels, event loops not terminated), for a log line; empty when nothing.</summary>
+    string StillOpen { get; }
 }

@@ -45,6 +45,15 @@ internal sealed class OpenSet<T>
         return true;
     }
 
+    /// <summary>What is open now, for a log line that says what is left.</summary>
+    public IReadOnlyList<T> Snapshot()
+    {
+        lock (_gate)
+        {
+            return [.. _open];
+        }
+    }
+
     /// <summary>Refuses every later item, and returns what is open now, for the caller to close.</summary>
     public IReadOnlyList<T> Close()
     {

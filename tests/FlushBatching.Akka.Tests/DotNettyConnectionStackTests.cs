@@ -62,6 +62,28 @@ public sealed class DotNettyConnectionStackTests : ConnectionStackSuite
         Assert.Equal(0.007, Assert.Single(recorder.Seconds("flushbatching.queue_delay")));
     }
 
+    [Fact]
+    public async Task A_write_after_the_close_began_is_refused_while_the_event_loop_has_not_closed_the_channel()
+    {
+        var (client, server) = await Connect(ConnectionSettings.Default, ConnectionSettings.Default);
+        var received = new Receiver();
+        server.StartReading(received);
+
+        // The loop is held, so the channel stays open and writable after CloseAsync: only the close itself can refuse.
+        Task closing;
+        using (await HoldEventLoop(client))
+        {
+            Assert.True(client.TryWrite(ByteString.CopyFromUtf8("before")));
+            closing = client.CloseAsync();
+            Assert.False(client.TryWrite(ByteString.CopyFromUtf8("after")));
+        }
+
+        await closing.WaitAsync(Timeout);
+        Assert.Equal("before", (await received.Payloads.Reader.ReadAsync().AsTask().WaitAsync(Timeout)).ToStringUtf8());
+        await received.Closed.Task.WaitAsync(Timeout);
+        Assert.Equal(0, received.Payloads.Reader.Count);
+    }
+
     // Holds the connection's event loop busy until disposed, which releases it however the test ends, so a failure
     // cannot leave the loop held for the teardown.
     private static async Task<IDisposable> HoldEventLoop(ITransportConnection connection)
@@ -78,6 +100,17 @@ public sealed class DotNettyConnectionStackTests : ConnectionStackSuite
     }
 
     private protected override IConnectionStack CreateStack(ConnectionSettings settings) => new DotNettyConnectionStack(settings, 1, 1);
+
+    // Payloads are Akka's own arrays, wrapped: what the stack holds is its queue and the channel's outbound buffer, which
+    // DotNetty releases (combine buffers included) when the channel closes.
+    private protected override ConnectionSettings WithHoldingsChecked(ConnectionSettings settings) => settings;
+
+    private protected override void AssertNothingHeld(ITransportConnection connection)
+    {
+        var dotNetty = (DotNettyConnection)connection;
+        Assert.True(dotNetty.Completion.IsCompleted, "the channel is still open");
+        Assert.Equal(0, dotNetty.UnsentBytes);
+    }
 
     private sealed class Release(TaskCompletionSource release) : IDisposable
     {

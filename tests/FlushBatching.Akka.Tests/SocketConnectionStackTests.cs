@@ -1,9 +1,17 @@
 using FlushBatching.Tcp;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;
 
 /// <summary>The stack suite on the core's sockets.</summary>
 public sealed class SocketConnectionStackTests : ConnectionStackSuite
 {
+    private readonly LeakCheckingPool _pool = new();
+
     private protected override IConnectionStack CreateStack(ConnectionSettings settings) => new SocketConnectionStack(settings);
+
+    private protected override ConnectionSettings WithHoldingsChecked(ConnectionSettings settings) => settings.WithBufferPool(_pool);
+
+    // The chunks go back as the send loop ends, before the connection's Completion.
+    private protected override void AssertNothingHeld(ITransportConnection connection) => _pool.AssertAllReturned();
 }

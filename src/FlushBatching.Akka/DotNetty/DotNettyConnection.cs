@@ -16,8 +16,15 @@ namespace FlushBatching.Akka;
 /// with one copy, passes large ones through and decides the flushes.
 /// </summary>
 /// <remarks>
+/// <para>
 /// Reads stay off until the adapter calls <see cref="StartReading"/>; what TLS reads around its handshake before that
 /// is held by the tail.
+/// </para>
+/// <para>
+/// Work goes to the event loop only while it is not shutting down: DotNetty 0.7.6 takes work after its loop has stopped
+/// and never runs it, so a loop shutting down is treated as a closed channel. A close is graceful within
+/// <see cref="ConnectionSettings.CloseTimeout"/>, then aborted, as the core's connections close.
+/// </para>
 /// </remarks>
 internal sealed class DotNettyConnection : ITransportConnection
 {
@@ -25,10 +32,13 @@ internal sealed class DotNettyConnection : ITransportConnection
     private static readonly Action<object> CloseTask = static state => ((DotNettyConnection)state).DrainThenClose();
 
     private readonly IChannel _channel;
+    private readonly ConnectionSettings _settings;
     private readonly FramingSettings _framing;
     private readonly Diagnostics.FlushBatchingMetrics _metrics;
     private readonly DotNettyWriteQueue _queue;
     private readonly BatchingWriterHandler _batching;
+    private ITimer? _closeDeadline;
+    private int _closing;
 
     /// <param name="channel">The channel, its pipeline not built yet.</param>
     /// <param name="settings">The connection's settings.</param>
@@ -37,11 +47,12 @@ internal sealed class DotNettyConnection : ITransportConnection
     public DotNettyConnection(IChannel channel, ConnectionSettings settings, PeerJudge? judge, BatchingWriterHandler batching)
     {
         _channel = channel;
+        _settings = settings;
         _framing = settings.Framing;
         _metrics = settings.Metrics;
         _queue = new DotNettyWriteQueue(settings.TimeProvider);
         _batching = batching;
-        Tail = new DotNettyPipelineTail(judge, _queue.Clear);
+        Tail = new DotNettyPipelineTail(judge, OnEnded);
     }
 
     /// <summary>The handler to put last in the channel's pipeline.</summary>
@@ -56,13 +67,16 @@ internal sealed class DotNettyConnection : ITransportConnection
 
     public Task Completion => _channel.CloseCompletion;
 
+    /// <summary>Bytes accepted and not yet on the wire: queued for the event loop, or in the channel's outbound buffer.</summary>
+    internal long UnsentBytes => _queue.QueuedBytes + (_channel.Unsafe.OutboundBuffer?.TotalPendingWriteBytes() ?? 0);
+
     /// <summary>The event loop the channel runs on; tests hold it busy.</summary>
     internal IEventLoop EventLoop => _channel.EventLoop;
 
     public bool TryWrite(ByteString payload)
     {
         FrameEncoder.EnsurePayloadFits(payload.Length, _framing);
-        if (!_channel.Open)
+        if (Volatile.Read(ref _closing) != 0 || !_channel.Open)
         {
             return false;
         }
@@ -75,19 +89,10 @@ internal sealed class DotNettyConnection : ITransportConnection
             case DotNettyWriteQueue.Outcome.Refused:
                 _metrics.RecordRefused();
                 return false;
-            case DotNettyWriteQueue.Outcome.QueuedDrainNeeded:
-                try
-                {
-                    _channel.EventLoop.Execute(DrainTask, this);
-                }
-                catch (RejectedExecutionException)
-                {
-                    // The transport shut its event loops down under this write: the channel is gone.
-                    _queue.Clear();
-                    return false;
-                }
-
-                break;
+            case DotNettyWriteQueue.Outcome.QueuedDrainNeeded when !TryRunOnEventLoop(DrainTask):
+                // The transport is stopping the event loops under this write: the channel is gone.
+                _queue.Clear();
+                return false;
         }
 
         return true;
@@ -95,35 +100,43 @@ internal sealed class DotNettyConnection : ITransportConnection
 
     public void StartReading(IPayloadReceiver receiver)
     {
-        try
-        {
-            _channel.EventLoop.Execute(() => Tail.StartReading(_channel, receiver));
-        }
-        catch (RejectedExecutionException)
+        if (_channel.EventLoop.IsShuttingDown)
         {
             receiver.OnClosed(Tail.Failure);
+            return;
         }
+
+        _channel.EventLoop.Execute(() => Tail.StartReading(_channel, receiver));
     }
 
-    /// <summary>Writes and flushes what is queued, waits until it is on the wire, then closes.</summary>
+    /// <summary>
+    /// Refuses writes from now on, writes and flushes what is queued, and closes once the last write is on the wire, or
+    /// aborts at <see cref="ConnectionSettings.CloseTimeout"/> from this call, whichever comes first.
+    /// </summary>
     public Task CloseAsync()
     {
-        if (_channel.Open)
+        if (Interlocked.Exchange(ref _closing, 1) == 0 && _channel.Open)
         {
-            try
+            Volatile.Write(ref _closeDeadline, _settings.TimeProvider.CreateTimer(
+                static state => ((DotNettyConnection)state!).OnCloseDeadline(), this, _settings.CloseTimeout, Timeout.InfiniteTimeSpan));
+            if (!_channel.Open)
             {
-                _channel.EventLoop.Execute(CloseTask, this);
+                DisposeCloseDeadline();
             }
-            catch (RejectedExecutionException)
-            {
-                // The event loop shut down under this call; the stack closed its channels before it stopped the loop.
-            }
+
+            // On a loop that is stopping, nothing more can be flushed: the stack closes its channels before it stops one.
+            TryRunOnEventLoop(CloseTask);
         }
 
         return Completion;
     }
 
-    public void Abort() => _channel.CloseAsync();
+    /// <summary>Closes the channel at once; what it has not sent is dropped and its buffers released.</summary>
+    public void Abort()
+    {
+        Interlocked.Exchange(ref _closing, 1);
+        _channel.CloseAsync();
+    }
 
     public override string ToString() => $"{_channel.LocalAddress} -> {_channel.RemoteAddress}";
 
@@ -147,4 +160,38 @@ internal sealed class DotNettyConnection : ITransportConnection
         Drain();
         Tail.FlushThenClose(_channel);
     }
+
+    private bool TryRunOnEventLoop(Action<object> task)
+    {
+        if (_channel.EventLoop.IsShuttingDown)
+        {
+            return false;
+        }
+
+        _channel.EventLoop.Execute(task, this);
+        return true;
+    }
+
+    // Past the close's bound: what is still queued here or in the channel was not read by the peer; the connection ends
+    // with a TimeoutException saying so, as the core's does.
+    private void OnCloseDeadline()
+    {
+        var unsent = UnsentBytes;
+        var reason = new TimeoutException(
+            $"The close of {this} was aborted after {SettingText.FormatDuration(_settings.CloseTimeout)} ({ConnectionSettings.CloseTimeoutKey}) " +
+            $"with {unsent:N0} bytes unsent: the peer did not read them.");
+        if (!TryRunOnEventLoop(state => ((DotNettyConnection)state).Tail.Abort(reason)))
+        {
+            _channel.CloseAsync();
+        }
+    }
+
+    // On the event loop, once the channel is inactive: nothing queued will be written, and no deadline is left to keep.
+    private void OnEnded()
+    {
+        _queue.Clear();
+        DisposeCloseDeadline();
+    }
+
+    private void DisposeCloseDeadline() => Interlocked.Exchange(ref _closeDeadline, null)?.Dispose();
 }

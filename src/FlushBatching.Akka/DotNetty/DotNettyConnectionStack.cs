@@ -20,9 +20,9 @@ namespace FlushBatching.Akka;
 /// </summary>
 internal sealed class DotNettyConnectionStack : IConnectionStack
 {
-    // How long StopListeningAsync waits for the server channel to close itself once its socket is closed; it takes
-    // one turn of its event loop.
-    private static readonly TimeSpan ListenerCloseBound = TimeSpan.FromSeconds(2);
+    // How long each step of stopping waits on an event loop: the server channel closing itself once its socket is
+    // closed (one turn of its loop), channels closing, the loops terminating. Under the transport's own bound.
+    private static readonly TimeSpan StepBound = TimeSpan.FromSeconds(1);
 
     private readonly ConnectionSettings _settings;
     private readonly MultithreadEventLoopGroup _serverGroup;
@@ -117,21 +117,35 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
         if (Interlocked.Exchange(ref _server, null) is { } server)
         {
             _listening!.Dispose();
-            await Task.WhenAny(server.CloseCompletion, Task.Delay(ListenerCloseBound)).ConfigureAwait(false);
+            await Task.WhenAny(server.CloseCompletion, Task.Delay(StepBound)).ConfigureAwait(false);
             await server.CloseAsync().ConfigureAwait(false);
         }
     }
 
     /// <summary>
     /// Closes every channel still open, then stops the event loops. A channel whose event loop stopped first would
-    /// never close its socket: one accepted while the transport shut down, say, which no one had announced yet.
+    /// never close its socket: one accepted while the transport shut down, say, which no one had announced yet. Each
+    /// step is bounded by <see cref="StepBound"/>: a loop too busy to close its channels in time is stopped anyway.
     /// </summary>
     public async Task StopAsync()
     {
-        await Task.WhenAll(_channels.Close().Select(CloseQuietlyAsync)).ConfigureAwait(false);
+        var closing = Task.WhenAll(_channels.Close().Select(CloseQuietlyAsync));
+        await Task.WhenAny(closing, Task.Delay(StepBound)).ConfigureAwait(false);
         await Task.WhenAll(
-            _serverGroup.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2)),
-            _clientGroup.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2))).ConfigureAwait(false);
+            _serverGroup.ShutdownGracefullyAsync(TimeSpan.Zero, StepBound),
+            _clientGroup.ShutdownGracefullyAsync(TimeSpan.Zero, StepBound)).ConfigureAwait(false);
+    }
+
+    public string StillOpen
+    {
+        get
+        {
+            var open = _channels.Snapshot().Where(channel => channel.Open).Select(channel => $"channel {channel.LocalAddress} -> {channel.RemoteAddress}");
+            var loops = new[] { ("server", _serverGroup), ("client", _clientGroup) }
+                .Where(group => !group.Item2.TerminationCompletion.IsCompleted)
+                .Select(group => $"{group.Item1} event loops not terminated");
+            return string.Join(", ", open.Concat(loops));
+        }
     }
 
     private static async Task CloseQuietlyAsync(IChannel channel)

@@ -30,6 +30,10 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
     {
         _judge = judge;
         _onEnded = onEnded;
+
+        // A channel that ends before set-up faults Ready; whoever awaited it may have given up already (a handshake
+        // past its bound), and a fault nobody observes would surface as an UnobservedTaskException.
+        _ready.Task.ContinueWith(static ready => _ = ready.Exception, CancellationToken.None, TaskContinuationOptions.OnlyOnFaulted | TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
     }
 
     /// <summary>Completes once the connection (and its TLS handshake) is up; fails if it ends before.</summary>
@@ -60,6 +64,13 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
 
     /// <summary>Writes one payload down the pipeline, wrapped, not copied; <c>BatchingWriterHandler</c> frames it.</summary>
     public void Write(ByteString payload) => _lastWrite = _context!.WriteAsync(Wrap(payload));
+
+    /// <summary>Closes the channel at once, telling the receiver <paramref name="reason"/> ended it.</summary>
+    public void Abort(Exception reason)
+    {
+        Failure ??= reason;
+        _context?.Channel.CloseAsync();
+    }
 
     /// <summary>Flushes what was written, and closes the channel once the last write is on the wire.</summary>
     public void FlushThenClose(IChannel channel)

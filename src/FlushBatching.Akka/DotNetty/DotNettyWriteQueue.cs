@@ -77,7 +77,10 @@ internal sealed class DotNettyWriteQueue
     public void Drain<TState>(TState state, Action<TState, ByteString> write)
     {
         // Clear the flag before taking payloads: a write racing with this drain either is taken below or asks anew.
-        Volatile.Write(ref _drainScheduled, 0);
+        // A full fence, not a volatile store: a store followed by a load may be reordered (on x64 too), and a writer
+        // that still saw the flag set after its enqueue, while this drain's look at the queue came first, would strand
+        // its payload until the next write. Interlocked.Exchange orders the store before the reads below.
+        Interlocked.Exchange(ref _drainScheduled, 0);
         long taken = 0;
         while (_queue.TryDequeue(out var payload))
         {

@@ -30,5 +30,8 @@ internal sealed class SocketConnectionStack : IConnectionStack
         }
     }
 
+    /// <summary>Nothing to stop: the stack has no threads, and each connection is closed by its owner.</summary>
     public Task StopAsync() => Task.CompletedTask;
+
+    public string StillOpen => "";
 }

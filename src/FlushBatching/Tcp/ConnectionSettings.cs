@@ -35,6 +35,12 @@ public sealed record ConnectionSettings
     /// <summary>The key of <see cref="ConnectTimeout"/>.</summary>
     public const string ConnectTimeoutKey = "connection-timeout";
 
+    /// <summary>
+    /// The key of <see cref="CloseTimeout"/>: Akka.Remote's own <c>akka.remote.flush-wait-on-shutdown</c>, the time Akka
+    /// gives an endpoint to flush before it stops.
+    /// </summary>
+    internal const string CloseTimeoutKey = "akka.remote.flush-wait-on-shutdown";
+
     /// <summary>The key of <see cref="WriteBufferHighWaterMark"/>.</summary>
     public const string HighWaterMarkKey = "write-buffer-high-water-mark";
 
@@ -76,6 +82,13 @@ public sealed record ConnectionSettings
     /// <summary>15 seconds, as in Akka.Remote.</summary>
     public static readonly TimeSpan DefaultConnectTimeout = TimeSpan.FromSeconds(15);
 
+    /// <summary>
+    /// 2 seconds, Akka.Remote's <c>flush-wait-on-shutdown</c>: long enough for a peer that reads to take what is queued
+    /// and end its side, short enough that one that has stopped reading (a long GC pause, a paused VM) holds a closing
+    /// connection, its socket and its buffers no longer than a stock node holds them.
+    /// </summary>
+    public static readonly TimeSpan DefaultCloseTimeout = TimeSpan.FromSeconds(2);
+
     private ConnectionSettings()
     {
     }
@@ -116,6 +129,14 @@ public sealed record ConnectionSettings
     /// <summary>How long connecting, TLS handshake included, may take before it fails.</summary>
     /// <value>The default is 15 seconds.</value>
     public TimeSpan ConnectTimeout { get; private init; } = DefaultConnectTimeout;
+
+    /// <summary>
+    /// How long a graceful close (<see cref="FramedConnection.CloseAsync"/>) may take, from the call: sending what is
+    /// queued, then waiting for the peer to end its side. Past it the connection is aborted: the socket closes at once
+    /// and what is still unsent is dropped, its buffers returned.
+    /// </summary>
+    /// <value>The default is 2 seconds.</value>
+    public TimeSpan CloseTimeout { get; private init; } = DefaultCloseTimeout;
 
     /// <summary>
     /// Unsent bytes above which <see cref="FramedConnection.TryWrite"/> returns <c>false</c>, so a slow
@@ -195,6 +216,14 @@ public sealed record ConnectionSettings
         ConnectTimeout = timeout > TimeSpan.Zero && timeout <= TimeSpan.FromHours(1)
             ? timeout
             : throw new InvalidSettingException(ConnectTimeoutKey, SettingText.FormatDuration(timeout), "a duration above 0 and at most 1h"),
+    };
+
+    /// <summary>Returns a copy with <see cref="CloseTimeout"/> set (above 0, at most 1 hour).</summary>
+    public ConnectionSettings WithCloseTimeout(TimeSpan timeout) => this with
+    {
+        CloseTimeout = timeout > TimeSpan.Zero && timeout <= TimeSpan.FromHours(1)
+            ? timeout
+            : throw new InvalidSettingException(CloseTimeoutKey, SettingText.FormatDuration(timeout), "a duration above 0 and at most 1h"),
     };
 
     /// <summary>

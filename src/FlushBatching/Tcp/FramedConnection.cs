@@ -18,14 +18,13 @@ namespace FlushBatching.Tcp;
 /// class owns their lifetime.
 /// </para>
 /// <para>
-/// Every ending (local close or abort, the peer closing, a socket error, a bad frame) goes through one
-/// shutdown path; the handler hears of it once, after the last frame.
+/// Every ending (local close or abort, the peer closing, a socket error, a bad frame, a close past its bound) goes
+/// through one shutdown path; the handler hears of it once, after the last frame. A close is graceful only within
+/// <see cref="ConnectionSettings.CloseTimeout"/>: a peer that has stopped reading cannot hold the connection longer.
 /// </para>
 /// </remarks>
 public sealed class FramedConnection : IAsyncDisposable
 {
-    private static readonly TimeSpan GracefulCloseTimeout = TimeSpan.FromSeconds(2);
-
     private readonly ConnectionIo _io;
     private readonly FrameWriteQueue _queue;
     private readonly FrameSender _sender;
@@ -34,6 +33,7 @@ public sealed class FramedConnection : IAsyncDisposable
     private Task _sending = Task.CompletedTask;
     private Task<Exception?> _receiving = Task.FromResult<Exception?>(null);
     private IFrameHandler? _handler;
+    private ITimer? _closeDeadline;
     private int _shutdown;
     private Exception? _closeReason;
 
@@ -120,15 +120,22 @@ public sealed class FramedConnection : IAsyncDisposable
     }
 
     /// <summary>
-    /// Sends everything already written, then closes: our side ends the stream and waits up to 2 seconds
-    /// for the peer to end its own, so the peer reads every byte. Writes after this call are refused.
+    /// Closes gracefully within <see cref="ConnectionSettings.CloseTimeout"/> (2 seconds by default) of this call:
+    /// sends everything already written, ends our side of the stream and waits for the peer to end its own, so a peer
+    /// that reads gets every byte. Past the bound the connection is aborted: a peer that stopped reading holds neither
+    /// the socket nor the buffers of what it did not read, and the handler is told with a <see cref="TimeoutException"/>
+    /// when frames were left unsent. Writes after this call are refused; later calls change nothing.
     /// </summary>
     /// <returns><see cref="Completion"/>.</returns>
     public Task CloseAsync()
     {
-        if (_queue.RequestClose(out var wake) && wake)
+        if (_queue.RequestClose(out var wake))
         {
-            _sender.Wake();
+            ArmCloseDeadline();
+            if (wake)
+            {
+                _sender.Wake();
+            }
         }
 
         return Completion;
@@ -177,8 +184,9 @@ public sealed class FramedConnection : IAsyncDisposable
             await _sender.SendToPeerAsync().ConfigureAwait(false);
             if (_queue.IsCloseRequested && !HasEnded)
             {
+                // The close's deadline bounds this wait for the peer's end as it bounded the sends before it.
                 await _io.ShutdownSendAsync().ConfigureAwait(false);
-                await Task.WhenAny(_receiving, Task.Delay(GracefulCloseTimeout)).ConfigureAwait(false);
+                await _receiving.ConfigureAwait(false);
                 Shutdown(null);
             }
         }
@@ -205,11 +213,36 @@ public sealed class FramedConnection : IAsyncDisposable
         }
 
         Volatile.Write(ref _closeReason, reason);
+        Interlocked.Exchange(ref _closeDeadline, null)?.Dispose();
         _queue.Close();
         _io.Dispose();
         _receiver.Cancel();
         _sender.WakeToStop();
         _ = CompleteWhenLoopsEndAsync();
+    }
+
+    // Armed once, by the first CloseAsync: whatever the peer does, the connection ends within the bound.
+    private void ArmCloseDeadline()
+    {
+        var timer = Settings.TimeProvider.CreateTimer(
+            static state => ((FramedConnection)state!).OnCloseDeadline(), this, Settings.CloseTimeout, Timeout.InfiniteTimeSpan);
+        Volatile.Write(ref _closeDeadline, timer);
+
+        // A connection that ended while the timer was made has nothing left to bound.
+        if (HasEnded)
+        {
+            Interlocked.Exchange(ref _closeDeadline, null)?.Dispose();
+        }
+    }
+
+    private void OnCloseDeadline()
+    {
+        var unsent = _queue.UnsentBytes;
+        Shutdown(unsent == 0
+            ? null
+            : new TimeoutException(
+                $"The close of {this} was aborted after {SettingText.FormatDuration(Settings.CloseTimeout)} ({ConnectionSettings.CloseTimeoutKey}) " +
+                $"with {unsent:N0} bytes unsent: the peer did not read them."));
     }
 
     // The loops report their own errors through Shutdown; here only their end matters, and no exception may be

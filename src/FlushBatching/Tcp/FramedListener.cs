@@ -7,8 +7,16 @@ namespace FlushBatching.Tcp;
 /// Accepts framed connections on a local endpoint and announces each one, after its TLS handshake if TLS is
 /// configured. A connection that fails to set up is reported and dropped; the listener keeps accepting.
 /// </summary>
+/// <remarks>
+/// When accepting itself fails for a reason other than a peer that reset before it was taken (out of file descriptors,
+/// say), the listener reports it and pauses accepting for <see cref="AcceptErrorPause"/>, as Netty does, instead of
+/// retrying at once: a retry loop would spin a core and report the same error thousands of times a second.
+/// </remarks>
 public sealed class FramedListener : IAsyncDisposable
 {
+    /// <summary>How long accepting pauses after it failed for a reason of this node's (1 second, as Netty's).</summary>
+    internal static readonly TimeSpan AcceptErrorPause = TimeSpan.FromSeconds(1);
+
     private readonly Socket _socket;
     private readonly ConnectionSettings _settings;
     private readonly Action<FramedConnection> _onConnection;
@@ -88,9 +96,24 @@ public sealed class FramedListener : IAsyncDisposable
             {
                 return;
             }
+            catch (SocketException e) when (e.SocketErrorCode is SocketError.ConnectionReset or SocketError.ConnectionAborted)
+            {
+                // The peer gave up before its connection was taken: nothing wrong here, the next one may be fine.
+                continue;
+            }
             catch (SocketException e)
             {
-                _onRejected?.Invoke(new IOException($"Accepting on {LocalEndPoint} failed: {e.SocketErrorCode}.", e));
+                _onRejected?.Invoke(new IOException(
+                    $"Accepting on {LocalEndPoint} failed: {e.SocketErrorCode} ({e.Message}); accepting again in {SettingText.FormatDuration(AcceptErrorPause)}.", e));
+                try
+                {
+                    await Task.Delay(AcceptErrorPause, _settings.TimeProvider, _stopping.Token).ConfigureAwait(false);
+                }
+                catch (OperationCanceledException)
+                {
+                    return;
+                }
+
                 continue;
             }
 

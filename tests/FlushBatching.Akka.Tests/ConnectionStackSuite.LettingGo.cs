@@ -1,0 +1,126 @@
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Tcp;
+using Google.Protobuf;
+
+namespace FlushBatching.Akka.Tests;
+
+/// <summary>
+/// Letting go of a peer that has stopped reading (a long GC pause, a paused VM, a hung process): a close is graceful
+/// only within <see cref="ConnectionSettings.CloseTimeout"/>, then the socket and what was queued on it are released.
+/// </summary>
+public abstract partial class ConnectionStackSuite
+{
+    private static readonly TimeSpan CloseBound = TimeSpan.FromSeconds(1);
+
+    /// <summary>The settings with what a stack holds per connection made checkable by <see cref="AssertNothingHeld"/>.</summary>
+    private protected abstract ConnectionSettings WithHoldingsChecked(ConnectionSettings settings);
+
+    /// <summary>Fails unless every buffer the stack took for <paramref name="connection"/> is released.</summary>
+    private protected abstract void AssertNothingHeld(ITransportConnection connection);
+
+    [Fact]
+    public async Task A_close_to_a_peer_that_stopped_reading_ends_within_the_close_bound_and_lets_go_of_the_socket_and_buffers()
+    {
+        var settings = WithHoldingsChecked(ConnectionSettings.Default.WithCloseTimeout(CloseBound).WithSendBufferSize(64 * 1024));
+        var (client, peer, port) = await ConnectToPeerThatNeverReads(settings);
+        using var _ = peer;
+        var receiver = new Receiver();
+        client.StartReading(receiver);
+        var queued = await FillUntilRefused(client);
+        Assert.Equal(1, ProcessSockets.ConnectedTo(port));
+
+        var watch = Stopwatch.StartNew();
+        var closing = client.CloseAsync();
+        Assert.True(await Task.WhenAny(closing, Task.Delay(CloseBound + Margin)) == closing,
+            $"the close of a connection with {queued:N0} bytes queued to a peer that does not read took over {(CloseBound + Margin).TotalSeconds} s");
+
+        // Graceful first: with the peer reading nothing, nothing but the bound could have ended it.
+        Assert.True(watch.Elapsed >= CloseBound * 0.9, $"the close ended after {watch.Elapsed.TotalMilliseconds:N0} ms, before its bound");
+        var reason = await receiver.Closed.Task.WaitAsync(Timeout);
+        Assert.IsType<TimeoutException>(reason);
+        Assert.Contains("the peer did not read them", reason!.Message);
+        Assert.Contains(ConnectionSettings.CloseTimeoutKey, reason.Message);
+        await Poll.Until(() => ProcessSockets.ConnectedTo(port) == 0, "the socket to the peer to be closed");
+        AssertNothingHeld(client);
+    }
+
+    [Fact]
+    public async Task Writes_after_a_close_has_begun_are_refused_while_the_close_is_still_under_way()
+    {
+        var settings = ConnectionSettings.Default.WithCloseTimeout(TimeSpan.FromSeconds(30));
+        var (client, peer, _) = await ConnectToPeerThatNeverReads(settings);
+        using var _ = peer;
+        client.StartReading(new Receiver());
+        Assert.True(client.TryWrite(ByteString.CopyFromUtf8("before the close")));
+
+        // Taken now, a write would be dropped when the close ends: the caller must hear no.
+        var closing = client.CloseAsync();
+        for (var i = 0; i < 100; i++)
+        {
+            Assert.False(client.TryWrite(ByteString.CopyFromUtf8("too late")), $"write {i} after the close began was taken");
+        }
+
+        client.Abort();
+        await closing.WaitAsync(Timeout);
+    }
+
+    [Fact]
+    public async Task A_close_to_a_peer_that_reads_delivers_everything_queued_before_the_end()
+    {
+        var settings = ConnectionSettings.Default.WithCloseTimeout(TimeSpan.FromSeconds(30));
+        var (client, server) = await Connect(settings, settings);
+        var received = new Receiver();
+        server.StartReading(received);
+        for (var i = 0; i < 2000; i++)
+        {
+            Assert.True(client.TryWrite(ByteString.CopyFrom(BitConverter.GetBytes(i))));
+        }
+
+        await client.CloseAsync().WaitAsync(Timeout);
+
+        for (var i = 0; i < 2000; i++)
+        {
+            Assert.Equal(i, BitConverter.ToInt32((await received.Payloads.Reader.ReadAsync().AsTask().WaitAsync(Timeout)).Span));
+        }
+
+        Assert.Null(await received.Closed.Task.WaitAsync(Timeout));
+    }
+
+    // A stack's connection to a raw peer that accepts and never reads, with a small receive window.
+    private async Task<(ITransportConnection Client, Socket Peer, int Port)> ConnectToPeerThatNeverReads(ConnectionSettings settings)
+    {
+        var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { ReceiveBufferSize = 16 * 1024 };
+        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        listener.Listen(1);
+        var endpoint = (IPEndPoint)listener.LocalEndPoint!;
+        var accepting = listener.AcceptAsync();
+        var client = await Stack(settings).ConnectAsync(endpoint, settings).WaitAsync(Timeout);
+        var peer = await accepting.WaitAsync(Timeout);
+        listener.Dispose();
+        return (client, peer, endpoint.Port);
+    }
+
+    // Writes 64 KB payloads until the connection refuses one: the peer's window and both socket buffers are full and the
+    // high-water mark is passed. Returns the bytes accepted.
+    private static async Task<long> FillUntilRefused(ITransportConnection client)
+    {
+        var payload = ByteString.CopyFrom(new byte[64 * 1024]);
+        long accepted = 0;
+        var deadline = Stopwatch.StartNew();
+        while (client.TryWrite(payload))
+        {
+            accepted += payload.Length;
+            Assert.True(deadline.Elapsed < Timeout, $"{accepted:N0} bytes accepted and none refused, by a peer that reads nothing");
+            if (accepted % (1 << 20) == 0)
+            {
+                await Task.Delay(1);
+            }
+        }
+
+        Assert.True(accepted > 0, "the first write was refused");
+        return accepted;
+    }
+}

@@ -1,0 +1,29 @@
+using System.Globalization;
+
+namespace FlushBatching.Akka.Tests.Support;
+
+/// <summary>
+/// This process's TCP sockets, read from Linux's <c>/proc</c>: a socket counts while this process holds a descriptor
+/// for it, so a socket closed here stops counting at once, whatever state TCP keeps it in afterwards.
+/// </summary>
+public static class ProcessSockets
+{
+    /// <summary>How many sockets this process holds whose remote end is <paramref name="port"/> (IPv4 and IPv6).</summary>
+    public static int ConnectedTo(int port)
+    {
+        var held = new HashSet<string>(
+            new DirectoryInfo("/proc/self/fd").EnumerateFileSystemInfos()
+                .Select(fd => fd.LinkTarget)
+                .Where(target => target?.StartsWith("socket:[", StringComparison.Ordinal) == true)
+                .Select(target => target!["socket:[".Length..^1]));
+        return new[] { "/proc/self/net/tcp", "/proc/self/net/tcp6" }
+            .Where(File.Exists)
+            .SelectMany(File.ReadLines)
+            .Select(line => line.Split(' ', StringSplitOptions.RemoveEmptyEntries))
+            .Where(fields => fields.Length > 9 && fields[2].Contains(':'))
+            .Count(fields => RemotePort(fields[2]) == port && held.Contains(fields[9]));
+    }
+
+    private static int RemotePort(string address) =>
+        int.TryParse(address[(address.LastIndexOf(':') + 1)..], NumberStyles.HexNumber, CultureInfo.InvariantCulture, out var port) ? port : -1;
+}
