@@ -9,7 +9,14 @@ namespace FlushBatching.Akka.Tests.Support;
 public static class ProcessSockets
 {
     /// <summary>How many sockets this process holds whose remote end is <paramref name="port"/> (IPv4 and IPv6).</summary>
-    public static int ConnectedTo(int port)
+    public static int ConnectedTo(int port) => To(port).Count();
+
+    /// <summary>The bytes waiting in the send queues of this process's sockets to <paramref name="port"/>, unread by the peer.</summary>
+    public static long QueuedTo(int port) => To(port).Sum(fields =>
+        long.Parse(fields[4][..fields[4].IndexOf(':')], NumberStyles.HexNumber, CultureInfo.InvariantCulture));
+
+    // The /proc/net/tcp rows (local, remote, state, tx_queue:rx_queue, ..., inode) of sockets this process holds.
+    private static IEnumerable<string[]> To(int port)
     {
         var held = new HashSet<string>(
             new DirectoryInfo("/proc/self/fd").EnumerateFileSystemInfos()
@@ -21,7 +28,8 @@ public static class ProcessSockets
             .SelectMany(File.ReadLines)
             .Select(line => line.Split(' ', StringSplitOptions.RemoveEmptyEntries))
             .Where(fields => fields.Length > 9 && fields[2].Contains(':'))
-            .Count(fields => RemotePort(fields[2]) == port && held.Contains(fields[9]));
+            .Where(fields => RemotePort(fields[2]) == port && held.Contains(fields[9]))
+            .ToList();
     }
 
     private static int RemotePort(string address) =>
