@@ -165,6 +165,62 @@ public abstract partial class ConnectionStackSuite
         Assert.Contains(ConnectionSettings.ConnectTimeoutKey, failure.Message);
     }
 
+    [Fact]
+    public async Task Silent_peers_and_handshakes_past_their_bound_leave_no_unobserved_task_exception()
+    {
+        var unobserved = new List<Exception>();
+        void Record(object? sender, UnobservedTaskExceptionEventArgs e)
+        {
+            lock (unobserved)
+            {
+                unobserved.Add(e.Exception);
+            }
+        }
+
+        TaskScheduler.UnobservedTaskException += Record;
+        try
+        {
+            using var certificate = new SelfSignedCertificate();
+            var settings = ConnectionSettings.Default.WithConnectTimeout(TimeSpan.FromMilliseconds(300))
+                .WithTls(TlsSettings.FromPfxFile(certificate.PfxPath, SelfSignedCertificate.Password).WithSuppressValidation(true));
+
+            // Inbound: peers that never start their handshake, closed at the bound.
+            var endpoint = await Listen(settings);
+            for (var i = 0; i < 3; i++)
+            {
+                using var silent = await RawPeer.ConnectAsync(endpoint);
+                await RawPeer.ClosedByTheOtherEndWithin(silent, Margin, "the stack to close a silent peer");
+                await _rejected.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+            }
+
+            // Outbound: servers that never answer the handshake, given up at the bound.
+            using var listener = RawListener(backlog: 8);
+            for (var i = 0; i < 3; i++)
+            {
+                var connecting = Stack(settings).ConnectAsync((IPEndPoint)listener.LocalEndPoint!, settings);
+                using var accepted = await listener.AcceptAsync().WaitAsync(Timeout);
+                await FailsWithin(connecting, Margin, "the connect to give up");
+                await RawPeer.ClosedByTheOtherEndWithin(accepted, Margin, "the client to close the channel it gave up");
+            }
+
+            // A faulted task is reported when it is finalized.
+            for (var i = 0; i < 3; i++)
+            {
+                GC.Collect();
+                GC.WaitForPendingFinalizers();
+            }
+        }
+        finally
+        {
+            TaskScheduler.UnobservedTaskException -= Record;
+        }
+
+        lock (unobserved)
+        {
+            Assert.True(unobserved.Count == 0, $"{unobserved.Count} unobserved task exceptions, the first: {unobserved.FirstOrDefault()?.InnerException}");
+        }
+    }
+
     private static Socket RawListener(int backlog)
     {
         var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);

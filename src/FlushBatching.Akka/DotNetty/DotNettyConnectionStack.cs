@@ -96,7 +96,20 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
         catch (Exception e) when (e is TimeoutException or ConnectTimeoutException)
         {
             connection?.Abort();
-            _ = connecting.ContinueWith(static late => late.Result.Abort(), CancellationToken.None, TaskContinuationOptions.OnlyOnRanToCompletion, TaskScheduler.Default);
+            // What ends after the bound is this method's alone: a late success is closed, a late failure observed.
+            _ = connecting.ContinueWith(
+                static late =>
+                {
+                    if (late.IsCompletedSuccessfully)
+                    {
+                        late.Result.Abort();
+                    }
+                    else
+                    {
+                        _ = late.Exception;
+                    }
+                },
+                CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
             throw SetupTimeouts.Connecting(endpoint, settings.ConnectTimeout, e);
         }
         catch
