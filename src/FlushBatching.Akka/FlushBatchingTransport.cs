@@ -182,9 +182,11 @@ public abstract class FlushBatchingTransport : Transport
             var closed = Task.WhenAll(open.Select(connection => connection.Completion));
             if (!await EndsWithinAsync(closed, ShutdownGrace).ConfigureAwait(false))
             {
-                clean = false;
+                // Only frames left unsent make the shutdown unclean (Akka.Remote then warns that messages may have been
+                // dropped); a peer that has read everything and not yet closed its side loses nothing.
                 foreach (var connection in open.Where(connection => !connection.Completion.IsCompleted))
                 {
+                    clean &= connection.UnsentBytes == 0;
                     connection.Abort();
                 }
 

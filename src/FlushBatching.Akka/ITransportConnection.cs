@@ -16,6 +16,9 @@ internal interface ITransportConnection
     /// <summary>The remote end of the connection.</summary>
     IPEndPoint RemoteEndPoint { get; }
 
+    /// <summary>Bytes accepted by <see cref="TryWrite"/> and not yet handed to the socket.</summary>
+    long UnsentBytes { get; }
+
     /// <summary>Completes when the connection has ended and its resources are released.</summary>
     Task Completion { get; }
 
@@ -31,7 +34,10 @@ internal interface ITransportConnection
     /// </summary>
     void StartReading(IPayloadReceiver receiver);
 
-    /// <summary>Sends what is queued, then closes. Safe to call any number of times.</summary>
+    /// <summary>
+    /// Refuses writes from now on, sends what is queued, then closes; aborts at <c>ConnectionSettings.CloseTimeout</c>
+    /// from the first call if the peer has not taken it all by then. Safe to call any number of times.
+    /// </summary>
     Task CloseAsync();
 
     /// <summary>Closes at once, dropping what is not yet sent.</summary>

@@ -68,7 +68,7 @@ internal sealed class DotNettyConnection : ITransportConnection
     public Task Completion => _channel.CloseCompletion;
 
     /// <summary>Bytes accepted and not yet on the wire: queued for the event loop, or in the channel's outbound buffer.</summary>
-    internal long UnsentBytes => _queue.QueuedBytes + (_channel.Unsafe.OutboundBuffer?.TotalPendingWriteBytes() ?? 0);
+    public long UnsentBytes => _queue.QueuedBytes + (_channel.Unsafe.OutboundBuffer?.TotalPendingWriteBytes() ?? 0);
 
     /// <summary>The event loop the channel runs on; tests hold it busy.</summary>
     internal IEventLoop EventLoop => _channel.EventLoop;

@@ -17,6 +17,8 @@ internal sealed class SocketTransportConnection : ITransportConnection, IFrameHa
 
     public IPEndPoint RemoteEndPoint => _connection.RemoteEndPoint;
 
+    public long UnsentBytes => _connection.UnsentBytes;
+
     public Task Completion => _connection.Completion;
 
     /// <summary>Copies <paramref name="payload"/> once, into the connection's pooled frame buffer.</summary>
