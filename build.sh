@@ -97,12 +97,19 @@ check_package() {
   grep -q "lib/net8.0/$id.xml" <<<"$listing" || { echo "error: $package has no XML docs for net8.0" >&2; exit 1; }
   grep -q '<license type="expression">Apache-2.0</license>' <<<"$nuspec" || { echo "error: $package has no Apache-2.0 license expression" >&2; exit 1; }
   grep -qE '<repository type="git" url="https://github.com/[^"]+" [^>]*commit="[0-9a-f]{40}"' <<<"$nuspec" || { echo "error: $package names no repository and commit" >&2; exit 1; }
+  # A sibling package at exactly this version: they call each other's internals (src/Directory.Build.targets).
+  local version sibling
+  version=$(sed -nE 's|.*<version>([^<]+)</version>.*|\1|p' <<<"$nuspec" | head -1)
+  while read -r sibling; do
+    grep -qE "<dependency id=\"$sibling\" version=\"\[$version\]\"" <<<"$nuspec" ||
+      { echo "error: $package depends on $sibling at other than exactly [$version]" >&2; exit 1; }
+  done < <(grep -oE '<dependency id="FlushBatching[^"]*"' <<<"$nuspec" | sed -E 's/<dependency id="([^"]+)"/\1/')
   # The PDB's Source Link map: sources under /_/ (a CI build, no machine paths) fetched from GitHub.
   unzip -p "${package%.nupkg}.snupkg" "lib/net8.0/$id.pdb" >"$artifacts/packages/$id.pdb"
   grep -qaF '"/_/*":"https://raw.githubusercontent.com/' "$artifacts/packages/$id.pdb" ||
     { echo "error: ${package%.nupkg}.snupkg has no Source Link to GitHub under /_/" >&2; exit 1; }
   rm "$artifacts/packages/$id.pdb"
-  echo "packed $(basename "$package"): own README, license expression, repository, Source Link, XML docs present"
+  echo "packed $(basename "$package"): own README, license expression, repository, Source Link, XML docs, exact sibling versions"
 }
 
 # RemotePingPong across two processes: a server in the background, a client against the address it prints.

@@ -63,7 +63,10 @@ internal sealed class BatchingAssociationHandle : AssociationHandle, IPayloadRec
     public override bool Write(ByteString payload) => _connection.TryWrite(payload);
 
 #pragma warning disable CS0672, CS0618 // Akka.Remote's SPI: the overload with a reason calls this one.
-    /// <summary>Sends what is pending, then closes. Safe to call any number of times.</summary>
+    /// <summary>
+    /// Refuses writes, sends what is pending and closes, within <c>akka.remote.flush-wait-on-shutdown</c>; a peer that
+    /// has stopped reading is aborted at that bound. Safe to call any number of times.
+    /// </summary>
     public override void Disassociate()
     {
         // Akka.Remote closes an inbound handle that has sent no frame on its own handshake timeout (connection-timeout
