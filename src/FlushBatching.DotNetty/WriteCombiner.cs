@@ -117,7 +117,11 @@ internal sealed class WriteCombiner
         {
             var prefix = context.Allocator.Buffer(FramingSettings.HeaderLength);
             WritePrefix(prefix, payload.ReadableBytes);
-            context.WriteAsync(prefix);
+            // The prefix's task is this class's alone: a failure (the channel closed first) is the payload's too,
+            // and is observed here so it does not surface as an UnobservedTaskException.
+            context.WriteAsync(prefix).ContinueWith(
+                static failed => _ = failed.Exception, CancellationToken.None,
+                TaskContinuationOptions.OnlyOnFaulted | TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
         }
 
         return context.WriteAsync(message);

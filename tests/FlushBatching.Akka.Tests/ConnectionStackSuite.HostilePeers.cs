@@ -166,7 +166,7 @@ public abstract partial class ConnectionStackSuite
     }
 
     [Fact]
-    public async Task Silent_peers_and_handshakes_past_their_bound_leave_no_unobserved_task_exception()
+    public async Task Silent_peers_handshakes_past_their_bound_and_aborted_writes_leave_no_unobserved_task_exception()
     {
         var unobserved = new List<Exception>();
         void Record(object? sender, UnobservedTaskExceptionEventArgs e)
@@ -201,6 +201,16 @@ public abstract partial class ConnectionStackSuite
                 using var accepted = await listener.AcceptAsync().WaitAsync(Timeout);
                 await FailsWithin(connecting, Margin, "the connect to give up");
                 await RawPeer.ClosedByTheOtherEndWithin(accepted, Margin, "the client to close the channel it gave up");
+            }
+
+            // Writes failed by an abort: megabytes queued to a peer that reads nothing, the close past its bound.
+            var frozen = ConnectionSettings.Default.WithCloseTimeout(TimeSpan.FromMilliseconds(300)).WithSendBufferSize(64 * 1024);
+            var (client, peer, _) = await ConnectToPeerThatNeverReads(frozen);
+            using (peer)
+            {
+                client.StartReading(new Receiver());
+                await FillUntilRefused(client);
+                await client.CloseAsync().WaitAsync(Timeout);
             }
 
             // A faulted task is reported when it is finalized.

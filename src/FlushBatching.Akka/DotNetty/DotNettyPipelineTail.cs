@@ -63,7 +63,20 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
     }
 
     /// <summary>Writes one payload down the pipeline, wrapped, not copied; <c>BatchingWriterHandler</c> frames it.</summary>
-    public void Write(ByteString payload) => _lastWrite = _context!.WriteAsync(Wrap(payload));
+    /// <remarks>
+    /// A write fails when its channel closes first (an abort past the close bound, a reset), and nobody else awaits it:
+    /// each write task is observed here, or its failure would surface as an UnobservedTaskException. Combined writes
+    /// share one task per batch, so this costs a continuation per batch, not per payload.
+    /// </remarks>
+    public void Write(ByteString payload)
+    {
+        var written = _context!.WriteAsync(Wrap(payload));
+        if (!ReferenceEquals(written, _lastWrite))
+        {
+            ObserveFailure(_lastWrite);
+            _lastWrite = written;
+        }
+    }
 
     /// <summary>Closes the channel at once, telling the receiver <paramref name="reason"/> ended it.</summary>
     public void Abort(Exception reason)
@@ -76,7 +89,13 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
     public void FlushThenClose(IChannel channel)
     {
         _context?.Flush();
-        _lastWrite.ContinueWith(static (_, channel) => ((IChannel)channel!).CloseAsync(), channel, TaskScheduler.Default);
+        _lastWrite.ContinueWith(
+            static (written, channel) =>
+            {
+                _ = written.Exception;
+                ((IChannel)channel!).CloseAsync();
+            },
+            channel, TaskScheduler.Default);
     }
 
     public override void HandlerAdded(IChannelHandlerContext context) => _context = context;
@@ -132,10 +151,19 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
     public override void ChannelInactive(IChannelHandlerContext context)
     {
         _ended = true;
+        ObserveFailure(_lastWrite);
         _onEnded();
         _ready.TrySetException(Failure ?? new IOException($"The connection {context.Channel.LocalAddress} -> {context.Channel.RemoteAddress} closed before it was set up."));
         _receiver?.OnClosed(Failure);
         context.FireChannelInactive();
+    }
+
+    private static void ObserveFailure(Task written)
+    {
+        if (!written.IsCompletedSuccessfully)
+        {
+            written.ContinueWith(static failed => _ = failed.Exception, CancellationToken.None, TaskContinuationOptions.OnlyOnFaulted | TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        }
     }
 
     // The payload's own array, wrapped: BatchingWriterHandler copies a small one once into its combine buffer and
