@@ -67,6 +67,11 @@ internal sealed record BatchingTransportSettings
     /// <param name="log">Where a warning about the settings goes, and the logger a custom certificate validator is given.</param>
     public static BatchingTransportSettings Create(Config section, DotNettySslSetup? sslSetup = null, ILoggingAdapter? log = null)
     {
+        if (log is not null && section is not null)
+        {
+            WarnAboutMisplacedBatchingKeys(section, log);
+        }
+
         var read = new SectionReader((section ?? Config.Empty).WithFallback(Reference));
         var hostname = read.Text(HostnameKey);
         if (string.IsNullOrWhiteSpace(hostname))
@@ -139,6 +144,29 @@ internal sealed record BatchingTransportSettings
             : "enable-ssl = off");
 
     private static string OnOff(bool value) => value ? "on" : "off";
+
+    // HOCON takes any key and the transport reads only those it knows, so a batching key one level too high, or misspelt
+    // inside the section, would change nothing and say nothing. Each gets one WARNING naming it and where it belongs.
+    private static void WarnAboutMisplacedBatchingKeys(Config section, ILoggingAdapter log)
+    {
+        string[] known = [BatchingSettings.EnabledKey, BatchingSettings.MaxPendingWritesKey, BatchingSettings.MaxPendingBytesKey, BatchingSettings.FlushIntervalKey];
+        foreach (var key in known.Where(key => section.HasPath(key)))
+        {
+            log.Warning("FlushBatching transport: '{0}' is written beside 'batching', where nothing reads it; it belongs inside it, as '{1}'",
+                key, Batching(key));
+        }
+
+        if (!section.HasPath("batching") || section.GetValue("batching") is not { } batching || !batching.IsObject())
+        {
+            return;
+        }
+
+        foreach (var key in batching.GetObject().Items.Keys.Where(key => !known.Contains(key)))
+        {
+            log.Warning("FlushBatching transport: 'batching.{0}' is not a batching key and is ignored; the batching keys are {1}",
+                key, string.Join(", ", known.Select(Batching)));
+        }
+    }
 
     private static string Batching(string key) => ConnectionSettings.BatchingPrefix + key;
 

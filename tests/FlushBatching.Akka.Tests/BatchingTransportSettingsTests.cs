@@ -265,6 +265,34 @@ public sealed class BatchingTransportSettingsTests
     }
 
     [Theory]
+    [InlineData("max-pending-writes = 7", "'max-pending-writes' is written beside 'batching'", "as 'batching.max-pending-writes'")]
+    [InlineData("flush-interval = 1ms", "'flush-interval' is written beside 'batching'", "as 'batching.flush-interval'")]
+    [InlineData("batching.max-pendng-writes = 7", "'batching.max-pendng-writes' is not a batching key", "batching.max-pending-writes")]
+    [InlineData("batching { enabled = on, flush-intervall = 1ms }", "'batching.flush-intervall' is not a batching key", "batching.flush-interval")]
+    public void A_batching_key_in_the_wrong_place_logs_one_warning_naming_it_and_where_it_belongs(string section, string what, string where)
+    {
+        var log = new RecordingLog();
+
+        BatchingTransportSettings.Create(ConfigurationFactory.ParseString(section), log: log);
+
+        var warning = Assert.Single(log.Entries);
+        Assert.Equal(LogLevel.WarningLevel, warning.Level);
+        Assert.Contains(what, warning.Message);
+        Assert.Contains(where, warning.Message);
+    }
+
+    [Fact]
+    public void A_section_with_every_batching_key_in_its_place_logs_nothing()
+    {
+        var log = new RecordingLog();
+
+        BatchingTransportSettings.Create(
+            ConfigurationFactory.ParseString("batching { enabled = on, max-pending-writes = 7, max-pending-bytes = 8k, flush-interval = 1ms }\nport = 0"), log: log);
+
+        Assert.Empty(log.Entries);
+    }
+
+    [Theory]
     [InlineData("ssl.certificate.path = /nonexistent.pfx")]
     [InlineData("ssl.certificate.thumbprint = abc")]
     public void A_certificate_in_the_section_beside_one_given_in_code_is_ignored_with_a_warning_and_the_validator_logs_to_akka(string section)
