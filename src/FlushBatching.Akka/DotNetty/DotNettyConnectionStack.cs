@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
 using System.Net.Security;
+using System.Security.Authentication;
 using System.Security.Cryptography.X509Certificates;
 using DotNetty.Handlers.Tls;
 using DotNetty.Transport.Bootstrapping;
@@ -111,6 +112,12 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
                 },
                 CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
             throw SetupTimeouts.Connecting(endpoint, settings.ConnectTimeout, e);
+        }
+        catch (Exception e) when (Refusal(e) is { } refused)
+        {
+            // DotNetty's TlsHandler fails the channel with its error wrapped: the same refusal as the core's connector.
+            connection?.Abort();
+            throw new AuthenticationException($"The TLS handshake with {endpoint} failed: {refused.Message}", refused);
         }
         catch
         {
@@ -233,6 +240,20 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
         return new TlsHandler(
             stream => new SslStream(stream, true, (_, certificate, chain, errors) => judge.Accepts(certificate, chain, errors, Peer(channel)), own is null ? null : (_, _, _, _, _) => own),
             new ClientTlsSettings(tls.Protocols, checkCertificateRevocation: false, own is null ? [] : [own], tls.TargetHostFor(connectedHost)));
+    }
+
+    // The handshake's own refusal, however deep DotNetty wrapped it.
+    private static AuthenticationException? Refusal(Exception? e)
+    {
+        for (; e is not null; e = e.InnerException)
+        {
+            if (e is AuthenticationException refused)
+            {
+                return refused;
+            }
+        }
+
+        return null;
     }
 
     private static string Peer(IChannel channel) => channel.RemoteAddress?.ToString() ?? "the peer";
