@@ -22,7 +22,9 @@ public sealed class FramedListener : IAsyncDisposable
     private readonly Action<FramedConnection> _onConnection;
     private readonly Action<Exception>? _onRejected;
     private readonly CancellationTokenSource _stopping = new();
+    private readonly TaskCompletionSource _setUpsEnded = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly Task _acceptLoop;
+    private int _settingUp;
 
     private FramedListener(Socket socket, ConnectionSettings settings, Action<FramedConnection> onConnection, Action<Exception>? onRejected)
     {
@@ -68,7 +70,11 @@ public sealed class FramedListener : IAsyncDisposable
         return new FramedListener(socket, settings, onConnection, onRejected);
     }
 
-    /// <summary>Stops accepting. Connections already announced stay open; they are their owners' to close.</summary>
+    /// <summary>
+    /// Stops accepting. Connections already announced stay open; they are their owners' to close. One still setting up
+    /// (its TLS handshake under way) is closed, not announced, and this completes once every set-up has ended: nothing
+    /// is announced after it.
+    /// </summary>
     public async ValueTask DisposeAsync()
     {
         if (_stopping.IsCancellationRequested)
@@ -79,6 +85,14 @@ public sealed class FramedListener : IAsyncDisposable
         await _stopping.CancelAsync().ConfigureAwait(false);
         _socket.Dispose();
         await _acceptLoop.ConfigureAwait(false);
+
+        // A set-up ending after the stop began completes this itself; one that ended before it left the count at 0.
+        if (Volatile.Read(ref _settingUp) == 0)
+        {
+            _setUpsEnded.TrySetResult();
+        }
+
+        await _setUpsEnded.Task.ConfigureAwait(false);
 
         // _stopping is not disposed: set-ups still under way link to its token, and with no timer it holds nothing.
     }
@@ -117,6 +131,7 @@ public sealed class FramedListener : IAsyncDisposable
                 continue;
             }
 
+            Interlocked.Increment(ref _settingUp);
             _ = SetUpAsync(accepted);
         }
     }
@@ -132,6 +147,12 @@ public sealed class FramedListener : IAsyncDisposable
             timeout.CancelAfter(_settings.ConnectTimeout);
             var io = await SocketSetup.CreateIoAsync(socket, _settings, serverName: null, timeout.Token).ConfigureAwait(false);
             connection = FramedConnection.Open(socket, io, _settings);
+            if (_stopping.IsCancellationRequested)
+            {
+                connection.Abort();
+                return;
+            }
+
             _onConnection(connection);
         }
         catch (OperationCanceledException e) when (connection is null && !_stopping.IsCancellationRequested)
@@ -151,6 +172,13 @@ public sealed class FramedListener : IAsyncDisposable
             }
 
             _onRejected?.Invoke(new IOException($"The connection from {remote} to {LocalEndPoint} was dropped while setting up: {e.Message}", e));
+        }
+        finally
+        {
+            if (Interlocked.Decrement(ref _settingUp) == 0 && _stopping.IsCancellationRequested)
+            {
+                _setUpsEnded.TrySetResult();
+            }
         }
     }
 }
