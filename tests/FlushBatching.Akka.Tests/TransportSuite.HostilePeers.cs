@@ -85,7 +85,8 @@ public abstract partial class TransportSuite
         // The transport logs at most one line per interval however many peers misbehave; Akka's own layer logs too
         // little to count (it never heard of a peer that sent no frame).
         var lines = server.Logs.Where(e => e.LogSource.Contains("Batching")).Skip(linesBefore).ToList();
-        Assert.True(lines.Count <= 2, $"expected a count, not a line per connection; got {lines.Count}: {string.Join(" | ", lines.Take(5))}");
+        Assert.True(lines.Count is 1 or 2, $"expected a count, not a line per connection, nor none; got {lines.Count}: {string.Join(" | ", lines.Take(5))}");
+        Assert.All(lines, line => Assert.Contains("dropped an inbound connection before it was set up", line.ToString()));
     }
 
     [Fact]
@@ -98,13 +99,15 @@ public abstract partial class TransportSuite
         using var _ = silent;
         using var __ = halfFrame;
 
+        // Neither peer is an association, so Akka.Remote has nothing to flush: shutdown is the transport's own, bounded
+        // (0.5 s for connections still sending, 2 s per later step), and a margin for a shared machine.
         var stopping = Stopwatch.StartNew();
         await server.System.Terminate().WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.True(stopping.Elapsed < TimeSpan.FromSeconds(10), $"shutdown with two hostile peers took {stopping.Elapsed.TotalSeconds:F1} s");
 
         // Long before their 60 s bound: shutdown closed them.
         await ClosedByNodeWithin(silent, HostileMargin, "shutdown to close a silent peer");
         await ClosedByNodeWithin(halfFrame, HostileMargin, "shutdown to close a peer inside a frame");
-        Assert.True(stopping.Elapsed < TimeSpan.FromSeconds(30), $"shutdown took {stopping.Elapsed}");
     }
 
     private static Task<Socket> RawConnect(Node node) => RawPeer.ConnectAsync(new IPEndPoint(IPAddress.Loopback, node.Address.Port!.Value));
