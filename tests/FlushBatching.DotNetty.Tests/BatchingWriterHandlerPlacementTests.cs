@@ -9,6 +9,7 @@ using DotNetty.Transport.Channels;
 using DotNetty.Transport.Channels.Embedded;
 using DotNetty.Transport.Channels.Sockets;
 using FlushBatching.Batching;
+using FlushBatching.DotNetty.Tests.Support;
 using FlushBatching.Framing;
 using FlushBatching.Tests.Support;
 
@@ -96,11 +97,32 @@ public sealed class BatchingWriterHandlerPlacementTests
     [Fact]
     public void Added_after_an_encoder_with_combining_off_it_batches_flushes_only_and_stays()
     {
-        var channel = new EmbeddedChannel(new LengthFieldPrepender(2), new BatchingWriterHandler(BatchingSettings.Default, combineBufferSize: 0));
+        var probe = new FlushCountingProbe();
+        var channel = new EmbeddedChannel(new LengthFieldPrepender(2), probe, new BatchingWriterHandler(BatchingSettings.Default, combineBufferSize: 0));
 
         channel.CheckException();
         Assert.NotNull(channel.Pipeline.Get<BatchingWriterHandler>());
-        channel.FinishAndReleaseAll();
+
+        // Three writes each flushed by the writer become one flush at the burst's end, each message framed on its own.
+        for (byte i = 1; i <= 3; i++)
+        {
+            channel.WriteAndFlushAsync(Unpooled.WrappedBuffer([i, i, i]));
+        }
+
+        Assert.Equal(0, probe.Flushes);
+        channel.RunPendingTasks();
+        Assert.Equal(1, probe.Flushes);
+        for (byte i = 1; i <= 3; i++)
+        {
+            var header = channel.ReadOutbound<IByteBuffer>();
+            var body = channel.ReadOutbound<IByteBuffer>();
+            Assert.Equal(3, header.GetShort(0));
+            Assert.Equal(i, body.GetByte(0));
+            header.Release();
+            body.Release();
+        }
+
+        Assert.False(channel.FinishAndReleaseAll());
     }
 
     [Theory]

@@ -143,7 +143,14 @@ public sealed class TlsTests : IDisposable
         }
         else
         {
+            // Accepted, and carrying frames: the handshake not only completed but left a working connection.
             await using var connection = await FramedConnector.ConnectAsync(loopback.EndPoint, client);
+            var server = await loopback.AcceptAsync();
+            var received = new FrameCollector();
+            server.Start(received);
+            Assert.True(connection.TryWrite([1, 2, 3]));
+            await received.WaitForCountAsync(1);
+            Assert.Equal([1, 2, 3], received.Frames.Single());
         }
     }
 
