@@ -150,6 +150,12 @@ smoke_two_processes() {
 
 case "$command" in
   test)
+    for tool in dotnet python3 unzip; do
+      command -v "$tool" >/dev/null || { echo "error: ./build.sh test needs $tool (see README.md)" >&2; exit 1; }
+    done
+    if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
+      echo "note: not root, or no ip/tc: the fault lab's partition and slow-link scenarios will be skipped" >&2
+    fi
     # Any NuGet warning fails the restore (TreatWarningsAsErrors, Directory.Build.props): a version the package source
     # lacks must be pinned, not guessed.
     dotnet restore FlushBatching.sln
