@@ -4,9 +4,15 @@ using System.Runtime.CompilerServices;
 
 namespace FlushBatching.Tests.Support;
 
-/// <summary>An array pool that knows which arrays are out, so a test fails when a buffer is never returned.</summary>
-public sealed class LeakCheckingPool : ArrayPool<byte>
+/// <summary>
+/// An array pool that knows which arrays are out, so a test fails when a buffer is never returned; with
+/// <c>poison</c>, it also overwrites every array returned, so a frame still read from a chunk returned too early shows.
+/// </summary>
+public sealed class LeakCheckingPool(bool poison = false) : ArrayPool<byte>
 {
+    /// <summary>What a poisoned array is filled with.</summary>
+    public const byte Poison = 0xDD;
+
     private readonly ConcurrentDictionary<byte[], bool> _outstanding = new(ReferenceEqualityComparer.Instance);
     private long _rented;
 
@@ -31,6 +37,11 @@ public sealed class LeakCheckingPool : ArrayPool<byte>
         if (!_outstanding.TryRemove(array, out _))
         {
             throw new InvalidOperationException($"An array of {array.Length} bytes was returned that is not rented (returned twice?).");
+        }
+
+        if (poison)
+        {
+            array.AsSpan().Fill(Poison);
         }
 
         Shared.Return(array, clearArray);
