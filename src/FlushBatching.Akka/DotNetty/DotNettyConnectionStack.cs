@@ -55,7 +55,7 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
             .Option(ChannelOption.SoBacklog, _settings.Backlog)
             .ChildHandler(new ActionChannelInitializer<IChannel>(channel =>
             {
-                if (Keep(channel))
+                if (KeepOrClose(channel))
                 {
                     _ = AnnounceWhenReadyAsync(Build(channel, _settings, targetHost: null), _settings.ConnectTimeout, onInbound, onRejected);
                 }
@@ -71,11 +71,13 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
         var bootstrap = new Bootstrap()
             .Group(_clientGroup)
             .Channel<TcpSocketChannel>()
-            .Option(ChannelOption.ConnectTimeout, settings.ConnectTimeout)
+            // DotNetty's own connect timeout a second past the bound below, so that the bound (one for connecting and
+            // the handshake together) is the one that fires; DotNetty's is only a backstop.
+            .Option(ChannelOption.ConnectTimeout, settings.ConnectTimeout + TimeSpan.FromSeconds(1))
             .Handler(new ActionChannelInitializer<IChannel>(channel =>
             {
                 connection = Build(channel, settings, targetHost: endpoint.Address.ToString());
-                Keep(channel);
+                KeepOrClose(channel);
             }));
         SocketOptions((option, value) => bootstrap.Option(option, value), (option, value) => bootstrap.Option(option, value));
 
@@ -93,7 +95,7 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
         {
             return await connecting.WaitAsync(settings.ConnectTimeout).ConfigureAwait(false);
         }
-        // DotNetty's own connect timeout (the ConnectTimeout option) races the bound above; either is the same timeout.
+        // The bound above; DotNetty's own (ConnectTimeoutException) only if this machine stalled past both.
         catch (Exception e) when (e is TimeoutException or ConnectTimeoutException)
         {
             connection?.Abort();
@@ -181,7 +183,7 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
     }
 
     // Holds a new channel until it closes, so that StopAsync closes it; once stopping, closes it at once instead.
-    private bool Keep(IChannel channel)
+    private bool KeepOrClose(IChannel channel)
     {
         if (_channels.TryAdd(channel, channel.CloseCompletion))
         {
