@@ -47,6 +47,9 @@ internal sealed class BatchingAssociationHandle : AssociationHandle, IPayloadRec
             TaskScheduler.Default);
     }
 
+    /// <summary>The connection the association runs over.</summary>
+    internal ITransportConnection Connection => _connection;
+
     /// <summary>
     /// Aborts the connection unless a frame arrives within <paramref name="bound"/>, and from now until one does, reports
     /// how the connection ends to <paramref name="setupLog"/>. Called once, before the handle is announced.

@@ -239,7 +239,10 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         return transport;
     }
 
-    private async Task<(Transport Transport, Address Address, EventCollector Inbound)> Listen(string section = "")
+    /// <summary>What the suite's ActorSystem (the transports' own) has logged so far.</summary>
+    private protected IReadOnlyList<LogEvent> Logs => CollectingLogger.For(_system);
+
+    private protected async Task<(Transport Transport, Address Address, EventCollector Inbound)> Listen(string section = "")
     {
         var transport = Create(section);
         var (address, listenerSource) = await transport.Listen();
