@@ -29,7 +29,7 @@ trap 'rm -rf "$work"' EXIT
 dotnet build -c Release "$root/tests/FlushBatching.Fuzz" -o "$work/bin" >/dev/null
 for assembly in FlushBatching FlushBatching.Akka; do "$tools/sharpfuzz" "$work/bin/$assembly.dll" >/dev/null; done
 export AFL_SKIP_BIN_CHECK=1 AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1
-afl-fuzz -i "$corpus" -o "$work/out" -t 5000 -m none -V $((minutes * 60)) -- dotnet "$work/bin/FlushBatching.Fuzz.dll" "$target" >"$work/afl.log" 2>&1 ||
+afl-fuzz -i "$corpus" -o "$work/out" -x "$root/tests/FlushBatching.Fuzz/boundaries.dict" -t 5000 -m none -V $((minutes * 60)) -- dotnet "$work/bin/FlushBatching.Fuzz.dll" "$target" >"$work/afl.log" 2>&1 ||
   { tail -30 "$work/afl.log" >&2; echo "error: afl-fuzz failed" >&2; exit 1; }
 stats=$work/out/default/fuzzer_stats
 # Each input found is kept once, named for its kind and content; one already in the corpus under any name is skipped.

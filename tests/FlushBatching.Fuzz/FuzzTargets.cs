@@ -46,8 +46,8 @@ public static class FuzzTargets
     /// <summary>
     /// <see cref="FrameDecoder"/> over bytes from a peer. Byte 0 picks the byte order (bit 0) and the class of
     /// <c>maximum-frame-size</c> (bits 1–2: the smallest allowed, the default, 4 MB, the largest); byte 1 seeds where the
-    /// rest is cut into segments, as reads would cut it. Every frame decoded must be whole, within the limit, and its
-    /// prefix must match; what is left must be less than a frame.
+    /// rest is cut into segments, as reads would cut it. The frames decoded, the refusal of a bad length and what is
+    /// left must be what <see cref="WireFormat"/>, written from the wire format alone, finds in the same bytes.
     /// </summary>
     public static void FrameDecoderTarget(byte[] input)
     {
@@ -59,34 +59,34 @@ public static class FuzzTargets
         var settings = FramingFor(input[0]);
         var bytes = input.AsMemory(2);
         var buffer = Segmented(bytes, input[1]);
+        var expected = WireFormat.Parse(bytes.Span, settings.ByteOrder == ByteOrder.BigEndian, settings.MaximumFrameSize);
+        var found = new List<byte[]>();
         var consumed = 0L;
+        var threw = false;
         try
         {
             while (FrameDecoder.TryReadFrame(ref buffer, settings, out var payload))
             {
-                var header = bytes.Span.Slice((int)consumed, FramingSettings.HeaderLength);
-                Require(FrameDecoder.ReadLength(header, settings) == payload.Length, "the payload's length is not the prefix's");
-                Require(payload.Length <= settings.MaximumPayloadSize, "a payload above maximum-frame-size");
-                Require(payload.ToArray().AsSpan().SequenceEqual(bytes.Span.Slice((int)consumed + FramingSettings.HeaderLength, (int)payload.Length)),
-                    "the payload's bytes are not the frame's");
+                found.Add(payload.ToArray());
                 consumed += FramingSettings.HeaderLength + payload.Length;
                 Require(buffer.Length == bytes.Length - consumed, "the buffer did not move past the frame exactly");
             }
-
-            Require(buffer.Length < FramingSettings.HeaderLength ||
-                buffer.Length - FramingSettings.HeaderLength < FrameDecoder.ReadLength(buffer.Slice(0, FramingSettings.HeaderLength).ToArray(), settings),
-                "a whole frame was left undecoded");
         }
         catch (InvalidFrameException)
         {
-            // A prefix out of range: the connection is dropped; nothing to check.
+            threw = true;
         }
+
+        // Judged by the wire format itself, not by the decoder's own ReadLength.
+        Require(SameFrames(found, expected.Payloads), "the frames decoded are not the wire format's");
+        Require(threw == expected.BadLength, threw ? "a length the wire format allows was refused" : "a bad length was not refused");
+        Require(threw || buffer.Length == expected.Left, "what is left after the last frame is not the wire format's");
     }
 
     /// <summary>
     /// The sockets stack's receive side as a whole: the bytes arrive in reads of lengths set by byte 1 (as
     /// <see cref="FrameDecoderTarget"/> cuts them) through <see cref="FramedConnection"/>'s pipe to a handler. The
-    /// frames the handler gets must be the ones <see cref="FrameDecoder"/> finds in the whole input, in order, and the
+    /// frames the handler gets must be the ones <see cref="WireFormat"/> finds in the whole input, in order, and the
     /// connection must end with <see cref="InvalidFrameException"/> exactly when the input holds a bad prefix or ends
     /// inside a frame, cleanly otherwise.
     /// </summary>
@@ -110,7 +110,7 @@ public static class FuzzTargets
 
     /// <summary>
     /// The DotNetty stack's decoder in a channel pipeline: the bytes arrive in reads cut as by byte 1, then the channel
-    /// closes. The payloads it passes on must be the frames <see cref="FrameDecoder"/> finds in the whole input, and it
+    /// closes. The payloads it passes on must be the frames <see cref="WireFormat"/> finds in the whole input, and it
     /// must raise <see cref="InvalidFrameException"/> (once) exactly when the input holds a bad prefix or ends inside a
     /// frame.
     /// </summary>
@@ -188,25 +188,12 @@ public static class FuzzTargets
         .WithByteOrder((selector & 1) == 0 ? ByteOrder.LittleEndian : ByteOrder.BigEndian)
         .WithMaximumFrameSize(MaximumFrameSizes[(selector >> 1) & 3]);
 
-    // What the plain decoder finds in the whole input: the frames before any bad prefix, and whether the input is bad
-    // (a prefix out of range, or bytes left that are not a whole frame).
+    // What the wire format says the whole input holds (WireFormat, no decoder's code): the frames before any bad
+    // prefix, and whether the input is bad (a prefix out of range, or bytes left that are not a whole frame).
     private static (List<byte[]> Frames, bool Bad) Reference(ReadOnlyMemory<byte> bytes, FramingSettings framing)
     {
-        var frames = new List<byte[]>();
-        var buffer = new ReadOnlySequence<byte>(bytes);
-        try
-        {
-            while (FrameDecoder.TryReadFrame(ref buffer, framing, out var payload))
-            {
-                frames.Add(payload.ToArray());
-            }
-        }
-        catch (InvalidFrameException)
-        {
-            return (frames, true);
-        }
-
-        return (frames, buffer.Length > 0);
+        var (payloads, badLength, left) = WireFormat.Parse(bytes.Span, framing.ByteOrder == ByteOrder.BigEndian, framing.MaximumFrameSize);
+        return (payloads, badLength || left > 0);
     }
 
     private static bool SameFrames(List<byte[]> found, List<byte[]> expected) =>
