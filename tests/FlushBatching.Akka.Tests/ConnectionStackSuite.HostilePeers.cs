@@ -128,7 +128,10 @@ public abstract partial class ConnectionStackSuite
             foreach (var peer in peers)
             {
                 using var _ = peer;
-                await RawPeer.ClosedByTheOtherEndWithin(peer, Margin, $"the stack to close a peer that connected as it stopped (round {round})");
+                var port = ((IPEndPoint)peer.LocalEndPoint!).Port;
+                await RawPeer.ClosedByTheOtherEndWithin(peer, Margin,
+                    $"the stack to close a peer that connected as it stopped (round {round}; this process holds {ProcessSockets.ConnectedTo(port)} " +
+                    $"socket(s) to the peer's port {port}; {announced.Count} announced; still listening: {ProcessSockets.ListeningOn(endpoint.Port)})");
             }
         }
     }

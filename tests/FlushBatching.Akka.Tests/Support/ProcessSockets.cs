@@ -15,8 +15,13 @@ public static class ProcessSockets
     public static long QueuedTo(int port) => To(port).Sum(fields =>
         long.Parse(fields[4][..fields[4].IndexOf(':')], NumberStyles.HexNumber, CultureInfo.InvariantCulture));
 
+    /// <summary>Whether this process holds a listening socket on <paramref name="port"/>.</summary>
+    public static bool ListeningOn(int port) => Rows().Any(fields => LocalPort(fields[1]) == port && fields[3] == "0A");
+
     // The /proc/net/tcp rows (local, remote, state, tx_queue:rx_queue, ..., inode) of sockets this process holds.
-    private static IEnumerable<string[]> To(int port)
+    private static IEnumerable<string[]> To(int port) => Rows().Where(fields => RemotePort(fields[2]) == port).ToList();
+
+    private static IEnumerable<string[]> Rows()
     {
         var held = new HashSet<string>(
             new DirectoryInfo("/proc/self/fd").EnumerateFileSystemInfos()
@@ -28,9 +33,11 @@ public static class ProcessSockets
             .SelectMany(File.ReadLines)
             .Select(line => line.Split(' ', StringSplitOptions.RemoveEmptyEntries))
             .Where(fields => fields.Length > 9 && fields[2].Contains(':'))
-            .Where(fields => RemotePort(fields[2]) == port && held.Contains(fields[9]))
+            .Where(fields => held.Contains(fields[9]))
             .ToList();
     }
+
+    private static int LocalPort(string address) => RemotePort(address);
 
     private static int RemotePort(string address) =>
         int.TryParse(address[(address.LastIndexOf(':') + 1)..], NumberStyles.HexNumber, CultureInfo.InvariantCulture, out var port) ? port : -1;
