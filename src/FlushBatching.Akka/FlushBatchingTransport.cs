@@ -140,7 +140,7 @@ public abstract class FlushBatchingTransport : Transport
 
     /// <summary>
     /// Stops listening, closes every connection, and stops the stack, each step bounded: nothing a peer does (or fails to
-    /// do) holds it past about <see cref="ShutdownGrace"/> plus twice <see cref="LetGoBound"/>.
+    /// do) holds it past <see cref="ShutdownGrace"/> and three times <see cref="LetGoBound"/> (6.5 s at most).
     /// </summary>
     /// <remarks>
     /// Akka.Remote calls this only after it has given every endpoint <c>akka.remote.flush-wait-on-shutdown</c> to flush,

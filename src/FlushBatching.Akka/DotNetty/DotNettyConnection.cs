@@ -173,11 +173,11 @@ internal sealed class DotNettyConnection : ITransportConnection
     }
 
     // Past the close's bound: what is still queued here or in the channel was not read by the peer; the connection ends
-    // with a TimeoutException saying so, as the core's does.
+    // with a TimeoutException saying so when anything is, as the core's does.
     private void OnCloseDeadline()
     {
         var unsent = UnsentBytes;
-        var reason = new TimeoutException(
+        var reason = unsent == 0 ? null : new TimeoutException(
             $"The close of {this} was aborted after {SettingText.FormatDuration(_settings.CloseTimeout)} ({ConnectionSettings.CloseTimeoutKey}) " +
             $"with {unsent:N0} bytes unsent: the peer did not read them.");
         if (!TryRunOnEventLoop(state => ((DotNettyConnection)state).Tail.Abort(reason)))

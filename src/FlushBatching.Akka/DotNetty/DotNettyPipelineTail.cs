@@ -78,8 +78,8 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
         }
     }
 
-    /// <summary>Closes the channel at once, telling the receiver <paramref name="reason"/> ended it.</summary>
-    public void Abort(Exception reason)
+    /// <summary>Closes the channel at once, telling the receiver <paramref name="reason"/> ended it (<c>null</c>: in order).</summary>
+    public void Abort(Exception? reason)
     {
         Failure ??= reason;
         _context?.Channel.CloseAsync();
