@@ -20,7 +20,7 @@ corpus=$root/tests/FlushBatching.Fuzz/corpus/$target
 [[ -d $corpus ]] || { echo "error: no corpus for target '$target' at $corpus" >&2; exit 2; }
 if ! command -v afl-fuzz >/dev/null; then
   [[ $(id -u) == 0 ]] || { echo "error: afl-fuzz not found: apt-get install afl++" >&2; exit 2; }
-  apt-get install -y -qq afl++ >/dev/null
+  apt-get update -qq >/dev/null && apt-get install -y -qq afl++ >/dev/null
 fi
 tools=$root/artifacts/tools
 [[ -x $tools/sharpfuzz ]] || dotnet tool install SharpFuzz.CommandLine --version 2.3.0 --tool-path "$tools" >/dev/null

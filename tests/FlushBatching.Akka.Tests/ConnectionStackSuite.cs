@@ -7,6 +7,7 @@ using FlushBatching.Framing;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
 using Google.Protobuf;
+using Xunit.Abstractions;
 
 namespace FlushBatching.Akka.Tests;
 
@@ -14,7 +15,7 @@ namespace FlushBatching.Akka.Tests;
 /// What every I/O stack must do behind the adapter's seam, driven through <see cref="IConnectionStack"/> and
 /// <see cref="ITransportConnection"/> on loopback. Each stack gets one derived class.
 /// </summary>
-public abstract partial class ConnectionStackSuite : IAsyncLifetime
+public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : IAsyncLifetime
 {
     private protected static readonly TimeSpan Timeout = TimeSpan.FromSeconds(20);
 

@@ -6,10 +6,12 @@ using FlushBatching.Tests.Support;
 using Google.Protobuf;
 using Microsoft.Extensions.Time.Testing;
 
+using Xunit.Abstractions;
+
 namespace FlushBatching.Akka.Tests;
 
 /// <summary>The stack suite on DotNetty, and what only this stack's event loops can get wrong.</summary>
-public sealed class DotNettyConnectionStackTests : ConnectionStackSuite
+public sealed class DotNettyConnectionStackTests(ITestOutputHelper output) : ConnectionStackSuite(output)
 {
     [Fact]
     public async Task Writes_the_event_loop_has_not_taken_yet_count_toward_the_high_water_mark()

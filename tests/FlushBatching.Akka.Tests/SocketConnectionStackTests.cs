@@ -1,10 +1,12 @@
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
 
+using Xunit.Abstractions;
+
 namespace FlushBatching.Akka.Tests;
 
 /// <summary>The stack suite on the core's sockets.</summary>
-public sealed class SocketConnectionStackTests : ConnectionStackSuite
+public sealed class SocketConnectionStackTests(ITestOutputHelper output) : ConnectionStackSuite(output)
 {
     private readonly LeakCheckingPool _pool = new();
 

@@ -28,6 +28,7 @@ public static class FuzzTargets
         ["receive-path"] = ReceivePathTarget,
         ["dotnetty-decoder"] = DotNettyDecoderTarget,
         ["hocon-section"] = HoconSectionTarget,
+        ["dotnetty-tls"] = DotNettyTlsTarget,
     };
 
     // The keys a transport's section reads, each given an arbitrary value by the hocon-section target.
@@ -141,6 +142,23 @@ public static class FuzzTargets
         Require(SameFrames(payloads, expected), $"the decoder passed on {payloads.Count} payloads, the reference finds {expected.Count}, or their bytes differ");
         Require(errors.Count == (bad ? 1 : 0) && (!bad || errors.First is InvalidFrameException),
             $"{errors.Count} errors ({errors.First?.GetType().Name}) for bad input: {bad}");
+    }
+
+    /// <summary>
+    /// The DotNetty stack's TLS path, where DotNetty's <c>TlsHandler</c> parses records from peers that have not
+    /// authenticated: a peer on loopback sends the bytes after byte 0 to the stack listening with TLS, in pieces cut as
+    /// byte 0 seeds, and stops sending. Records cut across reads, oversized ones and garbage after a handshake start
+    /// must each end in the connection closed within <c>connection-timeout</c>, nothing announced and one refusal
+    /// reported, never a breakage (see <see cref="TlsListenerUnderFuzz"/>).
+    /// </summary>
+    public static void DotNettyTlsTarget(byte[] input)
+    {
+        if (input.Length < 1)
+        {
+            return;
+        }
+
+        TlsListenerUnderFuzz.Instance.Connect(input.AsMemory(1), input[0]);
     }
 
     /// <summary>

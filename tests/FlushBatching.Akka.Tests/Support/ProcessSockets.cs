@@ -18,6 +18,26 @@ public static class ProcessSockets
     /// <summary>Whether this process holds a listening socket on <paramref name="port"/>.</summary>
     public static bool ListeningOn(int port) => Rows().Any(fields => LocalPort(fields[1]) == port && fields[3] == "0A");
 
+    /// <summary>
+    /// Whether the only end of the connection from <paramref name="peerPort"/> on this machine is a request the kernel
+    /// has not finished accepting (SYN_RECV): the peer saw its connect succeed, but no socket exists at this end for
+    /// any process to hold, accept or close.
+    /// </summary>
+    public static bool OnlyHalfAccepted(int peerPort)
+    {
+        var ends = AllRows().Where(fields => RemotePort(fields[2]) == peerPort).ToList();
+        return ends.Count > 0 && ends.All(fields => fields[3] == "03" && fields[9] == "0");
+    }
+
+    /// <summary>
+    /// Every TCP socket on this machine (in this network namespace) with <paramref name="port"/> at either end, held
+    /// here or not (queued for accept, orphaned, half-open request), as "local remote state inode" lines: for failure
+    /// messages, to tell which end still holds a connection.
+    /// </summary>
+    public static string Describe(int port) => string.Join("; ", AllRows()
+        .Where(fields => LocalPort(fields[1]) == port || RemotePort(fields[2]) == port)
+        .Select(fields => $"{Endpoint(fields[1])} {Endpoint(fields[2])} {fields[3]} inode {fields[9]}"));
+
     // The /proc/net/tcp rows (local, remote, state, tx_queue:rx_queue, ..., inode) of sockets this process holds.
     private static IEnumerable<string[]> To(int port) => Rows().Where(fields => RemotePort(fields[2]) == port).ToList();
 
@@ -28,14 +48,17 @@ public static class ProcessSockets
                 .Select(fd => fd.LinkTarget)
                 .Where(target => target?.StartsWith("socket:[", StringComparison.Ordinal) == true)
                 .Select(target => target!["socket:[".Length..^1]));
-        return new[] { "/proc/self/net/tcp", "/proc/self/net/tcp6" }
-            .Where(File.Exists)
-            .SelectMany(File.ReadLines)
-            .Select(line => line.Split(' ', StringSplitOptions.RemoveEmptyEntries))
-            .Where(fields => fields.Length > 9 && fields[2].Contains(':'))
-            .Where(fields => held.Contains(fields[9]))
-            .ToList();
+        return AllRows().Where(fields => held.Contains(fields[9])).ToList();
     }
+
+    private static List<string[]> AllRows() => new[] { "/proc/self/net/tcp", "/proc/self/net/tcp6" }
+        .Where(File.Exists)
+        .SelectMany(File.ReadLines)
+        .Select(line => line.Split(' ', StringSplitOptions.RemoveEmptyEntries))
+        .Where(fields => fields.Length > 9 && fields[2].Contains(':'))
+        .ToList();
+
+    private static string Endpoint(string address) => $":{RemotePort(address)}";
 
     private static int LocalPort(string address) => RemotePort(address);
 

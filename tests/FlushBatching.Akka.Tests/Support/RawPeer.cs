@@ -17,22 +17,23 @@ public static class RawPeer
     /// <summary>Reads (and drops) what the other end sends until it closes or resets the connection, or fails.</summary>
     public static async Task ClosedByTheOtherEndWithin(Socket raw, TimeSpan within, string what)
     {
-        async Task ReadToEnd()
+        var reading = ReadUntilClosedAsync(raw);
+        Assert.True(await Task.WhenAny(reading, Task.Delay(within)) == reading, $"waited {within.TotalSeconds} s for {what}");
+    }
+
+    /// <summary>Reads (and drops) what the other end sends; completes when it closes or resets the connection.</summary>
+    public static async Task ReadUntilClosedAsync(Socket raw)
+    {
+        var buffer = new byte[4096];
+        try
         {
-            var buffer = new byte[4096];
-            try
+            while (await raw.ReceiveAsync(buffer) > 0)
             {
-                while (await raw.ReceiveAsync(buffer) > 0)
-                {
-                }
-            }
-            catch (SocketException)
-            {
-                // A reset ends it too.
             }
         }
-
-        var reading = ReadToEnd();
-        Assert.True(await Task.WhenAny(reading, Task.Delay(within)) == reading, $"waited {within.TotalSeconds} s for {what}");
+        catch (SocketException)
+        {
+            // A reset ends it too.
+        }
     }
 }

@@ -1,0 +1,118 @@
+using System.Net;
+using System.Net.Sockets;
+using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
+using System.Threading.Channels;
+using FlushBatching.Akka;
+using FlushBatching.Tcp;
+
+namespace FlushBatching.Fuzz;
+
+/// <summary>
+/// The DotNetty stack listening with TLS on loopback, as a node does, shared by every input of a run (AFL runs many
+/// inputs in one process): each input is one peer that connects, sends its bytes and stops sending.
+/// </summary>
+internal sealed class TlsListenerUnderFuzz
+{
+    // Short, so that an input the listener waits on (a handshake begun and never finished) ends in about a second.
+    private static readonly TimeSpan HandshakeBound = TimeSpan.FromSeconds(1);
+    private static readonly TimeSpan Margin = TimeSpan.FromSeconds(3);
+
+    // Exceptions that mean our code or DotNetty's broke on the bytes, not that it refused them.
+    private static readonly Type[] Breakage =
+    [
+        typeof(NullReferenceException), typeof(IndexOutOfRangeException), typeof(ArgumentException), typeof(InvalidCastException),
+        typeof(InvalidOperationException), typeof(OverflowException), typeof(OutOfMemoryException), typeof(FormatException),
+    ];
+
+    private static readonly Lazy<TlsListenerUnderFuzz> Shared = new(() => new TlsListenerUnderFuzz());
+
+    private readonly Channel<object> _events = Channel.CreateUnbounded<object>();
+    private readonly IPEndPoint _endpoint;
+
+    private TlsListenerUnderFuzz()
+    {
+        var settings = ConnectionSettings.Default.WithConnectTimeout(HandshakeBound).WithTls(TlsSettings.FromCertificate(Certificate()));
+        var stack = new DotNettyConnectionStack(settings, serverEventLoops: 1, clientEventLoops: 1);
+        _endpoint = stack.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), c => _events.Writer.TryWrite(c), e => _events.Writer.TryWrite(e))
+            .GetAwaiter().GetResult();
+    }
+
+    public static TlsListenerUnderFuzz Instance => Shared.Value;
+
+    /// <summary>
+    /// One peer sends <paramref name="bytes"/> in pieces cut by <paramref name="seed"/> and stops sending. The listener
+    /// must close the connection within the handshake bound, announce nothing (bytes from a peer that never completed a
+    /// handshake cannot make a connection) and report one refusal that is not a breakage of the code.
+    /// </summary>
+    public void Connect(ReadOnlyMemory<byte> bytes, byte seed)
+    {
+        Require(!_events.Reader.TryRead(out var late), $"the listener reported a connection it had already reported: {late}");
+
+        using (var peer = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true })
+        {
+            peer.Connect(_endpoint);
+            try
+            {
+                foreach (var piece in FuzzTargets.Segmented(bytes, seed))
+                {
+                    peer.Send(piece.Span);
+                }
+
+                peer.Shutdown(SocketShutdown.Send);
+            }
+            catch (SocketException)
+            {
+                // The listener closed first, on a prefix it refused: what it should do.
+            }
+
+            var buffer = new byte[16 * 1024];
+            var reading = Task.Run(() =>
+            {
+                try
+                {
+                    while (peer.Receive(buffer) > 0)
+                    {
+                    }
+                }
+                catch (SocketException)
+                {
+                    // a reset ends it too
+                }
+            });
+            Require(reading.Wait(HandshakeBound + Margin), $"the listener left the connection open past {HandshakeBound + Margin}");
+        }
+
+        var reported = _events.Reader.ReadAsync().AsTask();
+        Require(reported.Wait(Margin), "the listener closed the connection without reporting why");
+        switch (reported.Result)
+        {
+            case ITransportConnection connection:
+                connection.Abort();
+                throw new FuzzInvariantException("a connection was announced from bytes that never completed a TLS handshake");
+            case Exception refusal:
+                for (Exception? e = refusal; e is not null; e = e.InnerException)
+                {
+                    Require(!Breakage.Any(kind => kind.IsInstanceOfType(e)), $"the refusal holds a breakage: {refusal}");
+                }
+
+                break;
+        }
+    }
+
+    private static X509Certificate2 Certificate()
+    {
+        using var key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
+        var request = new CertificateRequest("CN=localhost", key, HashAlgorithmName.SHA256);
+        using var made = request.CreateSelfSigned(DateTimeOffset.UtcNow.AddDays(-1), DateTimeOffset.UtcNow.AddDays(1));
+        return X509CertificateLoader.LoadPkcs12(made.Export(X509ContentType.Pfx), password: null);
+    }
+
+    private static void Require(bool holds, string what)
+    {
+        if (!holds)
+        {
+            throw new FuzzInvariantException(what);
+        }
+    }
+}
