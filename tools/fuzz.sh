@@ -7,11 +7,13 @@
 #
 # TARGET: frame-decoder (the core's FrameDecoder), receive-path (the sockets stack's receive side, bytes through its
 # pipe to a handler), dotnetty-decoder (the DotNetty stack's decoder in a channel pipeline), hocon-section (a
-# transport's section with an arbitrary value for one key). tests/FlushBatching.Fuzz/FuzzTargets.cs says what each checks.
+# transport's section with an arbitrary value for one key), dotnetty-tls (the DotNetty stack listening with TLS, a peer
+# on loopback sending the bytes). tests/FlushBatching.Fuzz/FuzzTargets.cs says what each checks.
 #
 # Needs AFL++ (Debian: apt-get install afl++; run as root it is installed when missing) and the SharpFuzz command-line
-# tool (installed under artifacts/tools when missing), which instruments FlushBatching.dll and FlushBatching.Akka.dll
-# for AFL's coverage.
+# tool (installed under artifacts/tools when missing), which instruments FlushBatching.dll, FlushBatching.Akka.dll and,
+# for the TLS path, DotNetty.Handlers.dll (in the build's temporary copy) for AFL's coverage. The last line gives the
+# share of AFL's coverage map the run reached (bitmap_cvg) and the edges found.
 set -euo pipefail
 target=${1:?usage: tools/fuzz.sh TARGET [MINUTES]}
 minutes=${2:-10}
@@ -27,7 +29,7 @@ tools=$root/artifacts/tools
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 dotnet build -c Release "$root/tests/FlushBatching.Fuzz" -o "$work/bin" >/dev/null
-for assembly in FlushBatching FlushBatching.Akka; do "$tools/sharpfuzz" "$work/bin/$assembly.dll" >/dev/null; done
+for assembly in FlushBatching FlushBatching.Akka DotNetty.Handlers; do "$tools/sharpfuzz" "$work/bin/$assembly.dll" >/dev/null; done
 export AFL_SKIP_BIN_CHECK=1 AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1
 afl-fuzz -i "$corpus" -o "$work/out" -x "$root/tests/FlushBatching.Fuzz/boundaries.dict" -t 5000 -m none -V $((minutes * 60)) -- dotnet "$work/bin/FlushBatching.Fuzz.dll" "$target" >"$work/afl.log" 2>&1 ||
   { tail -30 "$work/afl.log" >&2; echo "error: afl-fuzz failed" >&2; exit 1; }
@@ -44,5 +46,5 @@ for found in "$work"/out/default/queue/id:* "$work"/out/default/crashes/id:* "$w
   cp "$found" "$corpus/$(basename "$(dirname "$found")")-$hash"
   added=$((added + 1))
 done
-echo "$target: $(awk -F': *' '/^execs_done/{e=$2} /^execs_per_sec/{s=$2} /^corpus_count/{c=$2} /^saved_crashes/{x=$2} /^saved_hangs/{h=$2} END{printf "%s executions, %s per second, %s paths, %s crashes, %s hangs", e, s, c, x, h}' "$stats")"
+echo "$target: $(awk -F': *' '/^execs_done/{e=$2} /^execs_per_sec/{s=$2} /^corpus_count/{c=$2} /^saved_crashes/{x=$2} /^saved_hangs/{h=$2} /^bitmap_cvg/{b=$2} /^edges_found/{g=$2} END{printf "%s executions, %s per second, %s paths, %s crashes, %s hangs, coverage %s (%s edges)", e, s, c, x, h, b, g}' "$stats")"
 echo "$added new inputs in $corpus"

@@ -24,12 +24,17 @@ public static class FuzzTargets
     /// <summary>Every target by the name <c>tools/fuzz.sh</c> and the corpus folders use.</summary>
     public static IReadOnlyDictionary<string, Action<byte[]>> All { get; } = new Dictionary<string, Action<byte[]>>
     {
-        ["frame-decoder"] = FrameDecoderTarget,
+        ["frame-decoder"] = AllocationBounded(FrameDecoderTarget),
         ["receive-path"] = ReceivePathTarget,
-        ["dotnetty-decoder"] = DotNettyDecoderTarget,
-        ["hocon-section"] = HoconSectionTarget,
+        ["dotnetty-decoder"] = AllocationBounded(DotNettyDecoderTarget),
+        ["hocon-section"] = AllocationBounded(HoconSectionTarget),
         ["dotnetty-tls"] = DotNettyTlsTarget,
     };
+
+    // What a target on one thread may allocate for one input: a fixed allowance and a few times the input. A decoder that
+    // sized a buffer from a prefix it has not checked (or checked wrong) allocates far more for the prefix alone.
+    private const long AllocationAllowance = 4 << 20;
+    private const int AllocationPerInputByte = 32;
 
     // The keys a transport's section reads, each given an arbitrary value by the hocon-section target.
     private static readonly string[] SectionKeys =
@@ -201,6 +206,17 @@ public static class FuzzTargets
             Require(e.Message.Contains(e.Key, StringComparison.Ordinal), $"the refusal does not name its key: {e.Message}");
         }
     }
+
+    // The targets that run on the calling thread are held to an allocation bound per input; receive-path and
+    // dotnetty-tls run on the thread pool and event loops, where another thread's allocations would count.
+    private static Action<byte[]> AllocationBounded(Action<byte[]> target) => input =>
+    {
+        var before = GC.GetAllocatedBytesForCurrentThread();
+        target(input);
+        var allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+        Require(allocated <= AllocationAllowance + (long)AllocationPerInputByte * input.Length,
+            $"{allocated:N0} bytes allocated for an input of {input.Length:N0}");
+    };
 
     private static FramingSettings FramingFor(byte selector) => FramingSettings.Default
         .WithByteOrder((selector & 1) == 0 ? ByteOrder.LittleEndian : ByteOrder.BigEndian)
