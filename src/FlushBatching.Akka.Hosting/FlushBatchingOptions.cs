@@ -51,19 +51,32 @@ public sealed class FlushBatchingOptions
     /// <summary><c>byte-order</c> of the length prefix; equal on every node.</summary>
     public ByteOrder? ByteOrder { get; set; }
 
-    /// <summary>The configuration these options write, after checking every value as the transport does at start.</summary>
+    /// <summary>
+    /// The configuration these options write, after checking each value as the transport does at start. A value whose
+    /// limit depends on a key these options do not write (a low-water mark set without a high one is judged against the
+    /// node's high mark, which follows <c>maximum-frame-size</c> from HOCON or <c>RemoteOptions</c>) is checked here only
+    /// on its own, and against the node's whole section when the transport starts: what HOCON accepts, these accept.
+    /// </summary>
     /// <exception cref="InvalidSettingException">A value is not allowed; the message names the key as HOCON writes it.</exception>
     public Config ToConfig()
     {
+        var values = Values();
+        List<(string Key, string Value)> check = WriteBufferLowWaterMark is not null && WriteBufferHighWaterMark is null
+            ? [.. values, (ConnectionSettings.HighWaterMarkKey, Size(ConnectionSettings.MaxWriteBufferWaterMark)!)]
+            : values;
+        FlushBatchingTransport.Validate(Parse(check).GetConfig(Section));
+        return Parse(values);
+    }
+
+    private static Config Parse(List<(string Key, string Value)> values)
+    {
         var hocon = new StringBuilder(Section).Append(" {\n");
-        foreach (var (key, value) in Values())
+        foreach (var (key, value) in values)
         {
             hocon.Append("  ").Append(key).Append(" = \"").Append(value).Append("\"\n");
         }
 
-        var config = ConfigurationFactory.ParseString(hocon.Append('}').ToString());
-        FlushBatchingTransport.Validate(config.GetConfig(Section));
-        return config;
+        return ConfigurationFactory.ParseString(hocon.Append('}').ToString());
     }
 
     private List<(string Key, string Value)> Values()

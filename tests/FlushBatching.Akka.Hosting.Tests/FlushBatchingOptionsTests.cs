@@ -51,7 +51,7 @@ public sealed class FlushBatchingOptionsTests
         { o => o.FlushInterval = TimeSpan.Zero, "Invalid value '0ms' for 'batching.flush-interval'" },
         { o => o.FlushInterval = TimeSpan.FromHours(2), "for 'batching.flush-interval'" },
         { o => { o.WriteBufferHighWaterMark = 1000; o.WriteBufferLowWaterMark = 2000; }, "for 'write-buffer-low-water-mark'" },
-        { o => o.WriteBufferLowWaterMark = 2 * 1024 * 1024, "for 'write-buffer-low-water-mark'" },
+        { o => o.WriteBufferLowWaterMark = -1, "for 'write-buffer-low-water-mark'" },
         { o => o.MaxPendingBytes = -1, "for 'batching.max-pending-bytes'" },
     };
 
@@ -64,6 +64,17 @@ public sealed class FlushBatchingOptionsTests
 
         var error = Assert.Throws<InvalidSettingException>(options.ToConfig);
         Assert.Contains(message, error.Message);
+    }
+
+    [Fact]
+    public void A_low_mark_set_without_a_high_one_is_left_for_the_node_s_high_mark_to_judge()
+    {
+        // 2 MB is above the default high mark (eight default frames, 1000k) but below the one a node with
+        // maximum-frame-size = 4MB has: only the node's whole section can tell (StartupErrorTests starts both).
+        var section = Section(new FlushBatchingOptions { WriteBufferLowWaterMark = 2 * 1024 * 1024 });
+
+        Assert.Equal("2097152b", section.GetString("write-buffer-low-water-mark"));
+        Assert.False(section.HasPath("write-buffer-high-water-mark"));
     }
 
     [Fact]

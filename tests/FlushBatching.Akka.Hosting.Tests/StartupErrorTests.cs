@@ -1,3 +1,4 @@
+using Akka.Actor;
 using Akka.Hosting;
 using Akka.Remote.Hosting;
 using FlushBatching.Akka.Hosting.Tests.Support;
@@ -39,5 +40,33 @@ public sealed class StartupErrorTests
         await Poll.Until(() => node.Logs.Lines.Any(l => l.Level >= LogLevel.Error && l.Category.StartsWith("Akka.Actor", StringComparison.Ordinal)), "an error from Akka", seconds: 10);
         var first = node.Logs.Lines.First(l => l.Level >= LogLevel.Error && l.Category.StartsWith("Akka.Actor", StringComparison.Ordinal));
         Assert.Contains(Expected, first.Message);
+    }
+
+    [Fact]
+    public async Task A_low_mark_that_only_the_node_s_own_frame_size_allows_starts_the_node_as_the_same_hocon_does()
+    {
+        // The high mark follows maximum-frame-size (eight frames): 32 MB here, so a 2 MB low mark is allowed.
+        var port = HostedNode.FreePort();
+        await using var node = await HostedNode.StartAsync(b => b
+            .WithRemoting("127.0.0.1", port)
+            .AddHocon("akka.remote.dot-netty.tcp.maximum-frame-size = 4MB", HoconAddMode.Prepend)
+            .WithFlushBatching(o => o.WriteBufferLowWaterMark = 2 * 1024 * 1024));
+
+        Assert.Equal(2 * 1024 * 1024, node.System.Settings.Config.GetByteSize("akka.remote.dot-netty.tcp.write-buffer-low-water-mark"));
+        Assert.Equal(port, ((ExtendedActorSystem)node.System).Provider.DefaultAddress.Port);
+    }
+
+    [Fact]
+    public async Task A_low_mark_above_the_node_s_high_mark_stops_the_node_at_start_naming_the_key()
+    {
+        var port = HostedNode.FreePort();
+        var node = HostedNode.Create(b => b.WithRemoting("127.0.0.1", port).WithFlushBatching(o => o.WriteBufferLowWaterMark = 2 * 1024 * 1024));
+
+        await Assert.ThrowsAnyAsync<Exception>(() => node.Host.StartAsync());
+
+        // Judged by the transport against the node's whole section, as the same value written in HOCON is.
+        await Poll.Until(() => node.Logs.Lines.Any(l => l.Level >= LogLevel.Error && l.Category.StartsWith("Akka.Actor", StringComparison.Ordinal)), "an error from Akka", seconds: 10);
+        var first = node.Logs.Lines.First(l => l.Level >= LogLevel.Error && l.Category.StartsWith("Akka.Actor", StringComparison.Ordinal));
+        Assert.Contains("Invalid value '2097152b' for 'write-buffer-low-water-mark': allowed is a size from 0b to below write-buffer-high-water-mark", first.Message);
     }
 }
