@@ -193,6 +193,15 @@ case "$command" in
     bounded dotnet run -c "$configuration" --project samples/HostingCluster 2>&1 | tee "$sample_log"
     [[ $(grep -c 'FlushBatching transport listening' "$sample_log") == 2 ]] ||
       { echo "error: the sample's two nodes did not both run on FlushBatching" >&2; exit 1; }
+    # The same app on .NET 8, the packages' lowest target: published self-contained with NuGet's runtime, on each stack.
+    rm -rf "$artifacts/sample-net8"
+    dotnet publish samples/HostingCluster -c "$configuration" -p:SampleTargetFramework=net8.0 -r linux-x64 --self-contained \
+      -o "$artifacts/sample-net8" >/dev/null
+    for stack in sockets dotnetty; do
+      bounded "$artifacts/sample-net8/HostingCluster" "$stack" 2>&1 | tee "$sample_log"
+      grep -q "cluster formed on the $([[ $stack == sockets ]] && echo Sockets || echo DotNetty) stack, .NET 8\." "$sample_log" ||
+        { echo "error: the sample did not form its cluster on .NET 8 with the $stack stack" >&2; exit 1; }
+    done
     rm -f "$sample_log"
 
     # The benchmarks must run: short smoke runs, not measurements.

@@ -1,7 +1,9 @@
 // Two nodes of one cluster in one process, each configured as docs/getting-started.md shows with Akka.Hosting:
-// WithRemoting, WithClustering, WithFlushBatching. Exits 0 once both see two members Up, 1 after a minute.
+// WithRemoting, WithClustering, WithFlushBatching. Exits 0 once both see two members Up, 1 after a minute. With the
+// argument "dotnetty" the nodes run the DotNetty stack; the sockets stack otherwise.
 using System.Net;
 using System.Net.Sockets;
+using System.Runtime.InteropServices;
 using Akka.Actor;
 using Akka.Cluster;
 using Akka.Cluster.Hosting;
@@ -11,6 +13,7 @@ using FlushBatching.Akka.Hosting;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 
+var stack = args.Contains("dotnetty") ? TransportStack.DotNetty : TransportStack.Sockets;
 int seedPort = FreePort(), otherPort = FreePort();
 var seed = $"akka.tcp://MySystem@127.0.0.1:{seedPort}";
 
@@ -29,7 +32,7 @@ while (!clusters.All(c => c.State.Members.Count == 2 && c.State.Members.All(m =>
     await Task.Delay(200);
 }
 
-Console.WriteLine($"cluster formed: {string.Join(", ", clusters[0].State.Members.Select(m => m.Address))}");
+Console.WriteLine($"cluster formed on the {stack} stack, {RuntimeInformation.FrameworkDescription}: {string.Join(", ", clusters[0].State.Members.Select(m => m.Address))}");
 await first.StopAsync();
 await second.StopAsync();
 return 0;
@@ -42,6 +45,7 @@ async Task<IHost> StartNodeAsync(int port)
         .WithClustering(new ClusterOptions { SeedNodes = [seed] })
         .WithFlushBatching(options =>
         {
+            options.Transport = stack;
             options.MaxPendingWrites = 30;                          // batching.max-pending-writes
             options.MaxPendingBytes = 16 * 1024;                    // batching.max-pending-bytes, in bytes
             options.FlushInterval = TimeSpan.FromMilliseconds(40);  // batching.flush-interval
