@@ -169,7 +169,11 @@ public abstract class FlushBatchingTransport : Transport
     private async Task<bool> ShutdownOnceAsync()
     {
         _stopping = true;
+        var clock = Settings.Connection.TimeProvider;
+        var started = clock.GetTimestamp();
         var clean = true;
+        int closedCount = 0, abortedCount = 0;
+        long unsent = 0;
         try
         {
             clean &= await WithinAsync(_stack.StopListeningAsync(), LetGoBound, "stop listening", () => "the listener").ConfigureAwait(false);
@@ -186,18 +190,26 @@ public abstract class FlushBatchingTransport : Transport
                 // dropped); a peer that has read everything and not yet closed its side loses nothing.
                 foreach (var connection in open.Where(connection => !connection.Completion.IsCompleted))
                 {
-                    clean &= connection.UnsentBytes == 0;
+                    unsent += connection.UnsentBytes;
+                    abortedCount++;
                     connection.Abort();
                 }
+
+                clean &= unsent == 0;
 
                 await WithinAsync(closed, LetGoBound, "release aborted connections",
                     () => string.Join(", ", open.Where(connection => !connection.Completion.IsCompleted))).ConfigureAwait(false);
             }
+
+            closedCount = open.Count - abortedCount;
         }
         finally
         {
             clean &= await WithinAsync(_stack.StopAsync(), LetGoBound, $"stop the {_stack.Name} stack", () => _stack.StillOpen).ConfigureAwait(false);
             Settings.Connection.Metrics.Dispose();
+            Log.Info("FlushBatching transport shut down in {0}: {1} connection(s) closed, {2} aborted after {3} with {4} bytes unsent",
+                SettingText.FormatDuration(TimeSpan.FromMilliseconds(Math.Round(clock.GetElapsedTime(started).TotalMilliseconds))),
+                closedCount, abortedCount, SettingText.FormatDuration(ShutdownGrace), unsent);
         }
 
         return clean;

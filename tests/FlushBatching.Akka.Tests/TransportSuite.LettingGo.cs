@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Text.RegularExpressions;
 using Akka.Actor;
 using Akka.Remote;
 using FlushBatching.Akka.Tests.Support;
@@ -11,19 +12,21 @@ namespace FlushBatching.Akka.Tests;
 /// </summary>
 public abstract partial class TransportSuite
 {
-    // Stock's time and a margin. Akka.Remote first gives its endpoints flush-wait-on-shutdown (2 s, left at its default
-    // here), then the transport's shutdown gives connections still sending 0.5 s: 2.5-2.6 s measured on both stacks
-    // against stock's 2.1 s. A shutdown that granted a whole close bound again took 4.0 s; one with no bound, 10 s (when
-    // CoordinatedShutdown gives up).
-    private static readonly TimeSpan TerminateBound = TimeSpan.FromSeconds(3.5);
+    // What the transport adds to Akka.Remote's own shutdown, which stock's is too: Akka.Remote first gives its endpoints
+    // flush-wait-on-shutdown (2 s by default) and only then calls the transport's Shutdown, which gives connections still
+    // sending 0.5 s and aborts them. Stock aborts at once. Terminate measured 2.5-2.6 s on both stacks against stock's
+    // 2.1 s on a quiet machine; with twice that load it varies with Akka's part, so the transport's own part is bounded
+    // here, from its shutdown line. A shutdown that granted a whole close bound again took 2 s of its own (Terminate
+    // 4.0 s); one with no bound never ended (Terminate 10 s, where CoordinatedShutdown gives up).
+    private static readonly TimeSpan OwnShutdownBound = TimeSpan.FromSeconds(1.5);
 
-    public static TheoryData<string> Senders => ["under-test", "stock"];
+    // Far below the 10 s of a shutdown that waited on the peer, far above Akka's 2 s and the transport's 0.5 s.
+    private static readonly TimeSpan TerminateBound = TimeSpan.FromSeconds(6);
 
-    [Theory]
-    [MemberData(nameof(Senders))]
-    public async Task Terminate_with_megabytes_queued_to_a_peer_that_stopped_reading_completes_in_stock_time_and_closes_the_socket(string sender)
+    [Fact]
+    public async Task Terminate_with_megabytes_queued_to_a_peer_that_stopped_reading_lets_go_within_its_grace_and_closes_the_socket()
     {
-        var (relay, receiver, node) = await FrozenPeerWithMegabytesQueued(ClassOf(sender));
+        var (relay, receiver, node) = await FrozenPeerWithMegabytesQueued(TransportClass);
         await using var _ = relay;
         await using var __ = receiver;
 
@@ -32,6 +35,13 @@ public abstract partial class TransportSuite
         Assert.True(await Task.WhenAny(terminated, Task.Delay(TimeSpan.FromSeconds(30))) == terminated, "Terminate did not complete in 30 s");
         Assert.True(watch.Elapsed < TerminateBound, $"Terminate took {watch.Elapsed.TotalSeconds:F1} s with a frozen peer (bound {TerminateBound.TotalSeconds} s)");
         await Poll.Until(() => ProcessSockets.ConnectedTo(relay.Port) == 0, "the terminated node's socket to the frozen peer to be closed", seconds: 2);
+
+        var line = node.Logs.Select(e => e.Message.ToString()!).Single(m => m.StartsWith("FlushBatching transport shut down in ", StringComparison.Ordinal));
+        var own = Regex.Match(line, @"shut down in (\d+)(ms|s):") is { Success: true } m
+            ? m.Groups[2].Value == "s" ? TimeSpan.FromSeconds(int.Parse(m.Groups[1].Value)) : TimeSpan.FromMilliseconds(int.Parse(m.Groups[1].Value))
+            : throw new Xunit.Sdk.XunitException($"no duration in '{line}'");
+        Assert.True(own < OwnShutdownBound, $"the transport's own shutdown took {own.TotalSeconds:F2} s (bound {OwnShutdownBound.TotalSeconds} s): {line}");
+        Assert.Matches(@"[1-9]\d* aborted after 500ms with [1-9]\d* bytes unsent", line);
     }
 
     [Fact]
@@ -61,7 +71,7 @@ public abstract partial class TransportSuite
         receiver.System.ActorOf(Props.Create<Echo>(), "echo");
         var echo = await receiver.Resolve(sender, "echo");
         Assert.Equal("before", await echo.Ask<string>("before", AskTimeout));
-        Assert.Equal(1, ProcessSockets.ConnectedTo(relay.Port));
+        Assert.True(ProcessSockets.ConnectedTo(relay.Port) >= 1, "the sender holds no socket to the relay");
 
         relay.StopReading();
         var payload = new byte[100_000];
