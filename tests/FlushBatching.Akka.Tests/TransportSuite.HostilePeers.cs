@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
 using Akka.Actor;
+using Akka.Event;
 using FlushBatching.Akka.Tests.Support;
 using FlushBatching.Tests.Support;
 
@@ -59,6 +60,7 @@ public abstract partial class TransportSuite
         var socketsBefore = OpenSockets();
         var threadsBefore = Threads();
         var linesBefore = server.Logs.Count(e => e.LogSource.Contains("Batching"));
+        var flood = Stopwatch.StartNew();
 
         // Half close in order, half reset: 1,000 connections, 50 at a time.
         for (var round = 0; round < 20; round++)
@@ -82,10 +84,15 @@ public abstract partial class TransportSuite
         await Poll.Until(() => Threads() <= threadsBefore + 10, $"threads back to at most {threadsBefore + 10}", seconds: 60);
         Assert.Equal("still serving", await echo.Ask<string>("still serving", AskTimeout));
 
-        // The transport logs at most one line per interval however many peers misbehave; Akka's own layer logs too
-        // little to count (it never heard of a peer that sent no frame).
-        var lines = server.Logs.Where(e => e.LogSource.Contains("Batching")).Skip(linesBefore).ToList();
-        Assert.True(lines.Count is 1 or 2, $"expected a count, not a line per connection, nor none; got {lines.Count}: {string.Join(" | ", lines.Take(5))}");
+        // The transport logs at most one line per interval however many peers misbehave, and at least one (Akka's log
+        // reaches the collector asynchronously); Akka's own layer logs too little to count (it never heard of a peer
+        // that sent no frame). The flood lasts longer than an interval on a loaded machine, so the lines allowed are
+        // counted from how long it has lasted.
+        List<LogEvent> Lines() => [.. server.Logs.Where(e => e.LogSource.Contains("Batching")).Skip(linesBefore)];
+        await Poll.Until(() => Lines().Count > 0, "the transport's line for the dropped connections", seconds: 10);
+        var allowed = 1 + (int)(flood.Elapsed / InboundSetupLog.Interval);
+        var lines = Lines();
+        Assert.True(lines.Count <= allowed, $"expected a count, not a line per connection: {lines.Count} lines in {flood.Elapsed.TotalSeconds:F0} s, at most {allowed}: {string.Join(" | ", lines.Take(5))}");
         Assert.All(lines, line => Assert.Contains("dropped an inbound connection before it was set up", line.ToString()));
     }
 

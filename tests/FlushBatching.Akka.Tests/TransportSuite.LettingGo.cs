@@ -30,13 +30,14 @@ public abstract partial class TransportSuite
         await using var _ = relay;
         await using var __ = receiver;
 
+        var recorder = EventRecorder.On(node.System);
         var watch = Stopwatch.StartNew();
         var terminated = node.System.Terminate();
         Assert.True(await Task.WhenAny(terminated, Task.Delay(TimeSpan.FromSeconds(30))) == terminated, "Terminate did not complete in 30 s");
         Assert.True(watch.Elapsed < TerminateBound, $"Terminate took {watch.Elapsed.TotalSeconds:F1} s with a frozen peer (bound {TerminateBound.TotalSeconds} s)");
         await Poll.Until(() => ProcessSockets.ConnectedTo(relay.Port) == 0, "the terminated node's socket to the frozen peer to be closed", seconds: 2);
 
-        var line = node.Logs.Select(e => e.Message.ToString()!).Single(m => m.StartsWith("FlushBatching transport shut down in ", StringComparison.Ordinal));
+        var line = recorder.Messages.Single(m => m.StartsWith("FlushBatching transport shut down in ", StringComparison.Ordinal));
         var own = Regex.Match(line, @"shut down in (\d+)(ms|s):") is { Success: true } m
             ? m.Groups[2].Value == "s" ? TimeSpan.FromSeconds(int.Parse(m.Groups[1].Value)) : TimeSpan.FromMilliseconds(int.Parse(m.Groups[1].Value))
             : throw new Xunit.Sdk.XunitException($"no duration in '{line}'");
