@@ -146,24 +146,27 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     [Fact]
     public async Task Write_refuses_above_the_high_water_mark_and_accepts_again_once_the_peer_reads()
     {
-        const string marks = "write-buffer-high-water-mark = 64k, write-buffer-low-water-mark = 32k";
+        const string marks = "write-buffer-high-water-mark = 64k, write-buffer-low-water-mark = 32k, send-buffer-size = 32k, receive-buffer-size = 32k";
         var (server, serverAddress, inbound) = await Listen(marks);
         var (client, _, _) = await Listen(marks);
         var outbound = await client.Associate(serverAddress);
         outbound.ReadHandlerSource.SetResult(new EventCollector());
         var handle = (await inbound.Next<InboundAssociation>()).Association;
 
-        // The server holds its reads until its handler is registered, so the client's queue must fill.
+        // The server holds its reads until its handler is registered, so the client's queue must fill. Write is refused
+        // only once more than the mark is unsent (two payloads at least), and before more than the mark, a payload
+        // and what the two sockets hold (32k each, doubled by Linux) have been taken.
         var payload = ByteString.CopyFrom(new byte[60_000]);
         var accepted = 0;
         while (outbound.Write(payload))
         {
             Assert.True(++accepted < 10_000, "Write never refused although nobody reads");
-            if (accepted % 10 == 0)
-            {
-                await Task.Delay(10); // let the send loop push what it can into the sockets
-            }
         }
+
+        const long mark = 64 * 1024;
+        Assert.True(accepted * (payload.Length + 4L) > mark, $"Write refused after {accepted} payloads, below the mark");
+        Assert.True(accepted * (payload.Length + 4L) <= mark + payload.Length + 4 + 2 * 2 * 32 * 1024,
+            $"Write took {accepted} payloads of {payload.Length} bytes before refusing, far above the mark ({mark}) and the sockets");
 
         var reader = new EventCollector();
         handle.ReadHandlerSource.SetResult(reader);
