@@ -19,15 +19,12 @@ public static class ProcessSockets
     public static bool ListeningOn(int port) => Rows().Any(fields => LocalPort(fields[1]) == port && fields[3] == "0A");
 
     /// <summary>
-    /// Whether the only end of the connection from <paramref name="peerPort"/> on this machine is a request the kernel
-    /// has not finished accepting (SYN_RECV): the peer saw its connect succeed, but no socket exists at this end for
-    /// any process to hold, accept or close.
+    /// Whether the kernel never finished accepting the connection from <paramref name="peerPort"/>: its other end on
+    /// this machine is at most a request in SYN_RECV, or already gone. The peer saw its connect succeed, but no socket
+    /// exists at this end for any process to hold, accept or close.
     /// </summary>
-    public static bool OnlyHalfAccepted(int peerPort)
-    {
-        var ends = AllRows().Where(fields => RemotePort(fields[2]) == peerPort).ToList();
-        return ends.Count > 0 && ends.All(fields => fields[3] == "03" && fields[9] == "0");
-    }
+    public static bool NeverAccepted(int peerPort) =>
+        AllRows().Where(fields => RemotePort(fields[2]) == peerPort).All(fields => fields[3] == "03" && fields[9] == "0");
 
     /// <summary>
     /// Every TCP socket on this machine (in this network namespace) with <paramref name="port"/> at either end, held
