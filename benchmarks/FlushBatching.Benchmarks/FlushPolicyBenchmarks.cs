@@ -24,7 +24,7 @@ public class FlushPolicyBenchmarks
         var flushes = 0;
         for (var i = 0; i < Writes; i++)
         {
-            if (++_count == BatchingSettings.DefaultMaxPendingWrites)
+            if (++_count == BatchingSettings.Default.MaxPendingWrites)
             {
                 _count = 0;
                 flushes++;

@@ -22,10 +22,10 @@ namespace FlushBatching.Akka.Hosting;
 public sealed class FlushBatchingOptions
 {
     /// <summary>The section both <c>WithRemoting</c> and these options write.</summary>
-    public const string Section = "akka.remote.dot-netty.tcp";
+    internal const string Section = "akka.remote.dot-netty.tcp";
 
     /// <summary>The key that names the transport's class.</summary>
-    public const string TransportClassKey = "transport-class";
+    internal const string TransportClassKey = "transport-class";
 
     /// <summary>The I/O stack: <see cref="TransportStack.Sockets"/> when not set.</summary>
     public TransportStack? Transport { get; set; }
@@ -58,7 +58,7 @@ public sealed class FlushBatchingOptions
     /// on its own, and against the node's whole section when the transport starts: what HOCON accepts, these accept.
     /// </summary>
     /// <exception cref="InvalidSettingException">A value is not allowed; the message names the key as HOCON writes it.</exception>
-    public Config ToConfig()
+    internal Config ToConfig()
     {
         var values = Values();
         List<(string Key, string Value)> check = WriteBufferLowWaterMark is not null && WriteBufferHighWaterMark is null

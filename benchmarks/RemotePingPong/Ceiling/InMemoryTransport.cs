@@ -41,7 +41,7 @@ public sealed class InMemoryTransport : Transport
         System = system;
         Config = config;
         SchemeIdentifier = "tcp";
-        MaximumPayloadBytes = config.GetByteSize(FramingSettings.MaximumFrameSizeKey, null) ?? FramingSettings.DefaultMaximumFrameSize;
+        MaximumPayloadBytes = config.GetByteSize("maximum-frame-size", null) ?? FramingSettings.Default.MaximumFrameSize;
         _handOffs = config.GetInt(HandOffsKey, 0);
         if (_handOffs is < 0 or > 2)
         {

@@ -15,39 +15,39 @@ namespace FlushBatching.Batching;
 public sealed record BatchingSettings
 {
     /// <summary>The key of <see cref="Enabled"/>.</summary>
-    public const string EnabledKey = "enabled";
+    internal const string EnabledKey = "enabled";
 
     /// <summary>The key of <see cref="MaxPendingWrites"/>.</summary>
-    public const string MaxPendingWritesKey = "max-pending-writes";
+    internal const string MaxPendingWritesKey = "max-pending-writes";
 
     /// <summary>The key of <see cref="MaxPendingBytes"/>.</summary>
-    public const string MaxPendingBytesKey = "max-pending-bytes";
+    internal const string MaxPendingBytesKey = "max-pending-bytes";
 
     /// <summary>The key of <see cref="FlushInterval"/>.</summary>
-    public const string FlushIntervalKey = "flush-interval";
+    internal const string FlushIntervalKey = "flush-interval";
 
     /// <summary>Batching is on by default: with burst-end flushing it costs light traffic nothing.</summary>
-    public const bool DefaultEnabled = true;
+    internal const bool DefaultEnabled = true;
 
     /// <summary>30 writes, Akka.Remote's own default, so existing tuning carries over.</summary>
-    public const int DefaultMaxPendingWrites = 30;
+    internal const int DefaultMaxPendingWrites = 30;
 
     /// <summary>16 KiB: Akka.Remote's documented default; large enough for a full send of small messages.</summary>
-    public const long DefaultMaxPendingBytes = 16 * 1024;
+    internal const long DefaultMaxPendingBytes = 16 * 1024;
 
     /// <summary>
     /// The largest <see cref="MaxPendingWrites"/>: 65536 frames in one send is far past the point of any gain.
     /// </summary>
-    public const int MaxPendingWritesLimit = 65536;
+    internal const int MaxPendingWritesLimit = 65536;
 
     /// <summary>The largest <see cref="MaxPendingBytes"/>: 64 MiB bounds one batch's memory.</summary>
-    public const long MaxPendingBytesLimit = 64L * 1024 * 1024;
+    internal const long MaxPendingBytesLimit = 64L * 1024 * 1024;
 
     /// <summary>The largest <see cref="FlushInterval"/>: one hour. Anything longer is a mistake in units.</summary>
-    public static readonly TimeSpan FlushIntervalLimit = TimeSpan.FromHours(1);
+    internal static readonly TimeSpan FlushIntervalLimit = TimeSpan.FromHours(1);
 
     /// <summary>40 ms, Akka.Remote's documented default; a bound on holding, not a delay: bursts end sooner.</summary>
-    public static readonly TimeSpan DefaultFlushInterval = TimeSpan.FromMilliseconds(40);
+    internal static readonly TimeSpan DefaultFlushInterval = TimeSpan.FromMilliseconds(40);
 
     private BatchingSettings(bool enabled, int maxPendingWrites, long maxPendingBytes, TimeSpan flushInterval)
     {

@@ -7,7 +7,7 @@ namespace FlushBatching.Framing;
 /// Cuts length-prefixed frames out of a byte stream. Frames may be split anywhere across reads; a frame's
 /// length is checked as soon as its 4-byte prefix is in, before anything is buffered for it.
 /// </summary>
-public static class FrameDecoder
+internal static class FrameDecoder
 {
     /// <summary>
     /// Takes the next whole frame's payload from the front of <paramref name="buffer"/>, if one is there.

@@ -3,7 +3,7 @@ using System.Buffers.Binary;
 namespace FlushBatching.Framing;
 
 /// <summary>What a frame's writer checks and writes before the payload: that it fits, and its length prefix.</summary>
-public static class FrameEncoder
+internal static class FrameEncoder
 {
     /// <summary>Throws an exception naming the payload's size and the limit when it does not fit in a frame.</summary>
     /// <exception cref="ArgumentException">The payload is larger than <see cref="FramingSettings.MaximumPayloadSize"/>.</exception>

@@ -16,22 +16,22 @@ namespace FlushBatching.Framing;
 public sealed record FramingSettings
 {
     /// <summary>The key of <see cref="MaximumFrameSize"/>.</summary>
-    public const string MaximumFrameSizeKey = "maximum-frame-size";
+    internal const string MaximumFrameSizeKey = "maximum-frame-size";
 
     /// <summary>The key of <see cref="ByteOrder"/>.</summary>
-    public const string ByteOrderKey = "byte-order";
+    internal const string ByteOrderKey = "byte-order";
 
     /// <summary>The length of the prefix: 4 bytes.</summary>
     public const int HeaderLength = 4;
 
     /// <summary>128000 bytes: Akka.Remote's default maximum frame size.</summary>
-    public const int DefaultMaximumFrameSize = 128000;
+    internal const int DefaultMaximumFrameSize = 128000;
 
     /// <summary>32000 bytes: Akka.Remote refuses smaller maximums, which would not fit its own handshake.</summary>
     public const int MinimumMaximumFrameSize = 32000;
 
     /// <summary>Little-endian: Akka.Remote's default.</summary>
-    public const ByteOrder DefaultByteOrder = ByteOrder.LittleEndian;
+    internal const ByteOrder DefaultByteOrder = ByteOrder.LittleEndian;
 
     private FramingSettings(long maximumFrameSize, ByteOrder byteOrder)
     {

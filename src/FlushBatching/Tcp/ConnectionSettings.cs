@@ -18,22 +18,22 @@ namespace FlushBatching.Tcp;
 public sealed record ConnectionSettings
 {
     /// <summary>The key of <see cref="NoDelay"/>.</summary>
-    public const string NoDelayKey = "tcp-nodelay";
+    internal const string NoDelayKey = "tcp-nodelay";
 
     /// <summary>The key of <see cref="KeepAlive"/>.</summary>
-    public const string KeepAliveKey = "tcp-keepalive";
+    internal const string KeepAliveKey = "tcp-keepalive";
 
     /// <summary>The key of <see cref="SendBufferSize"/>.</summary>
-    public const string SendBufferSizeKey = "send-buffer-size";
+    internal const string SendBufferSizeKey = "send-buffer-size";
 
     /// <summary>The key of <see cref="ReceiveBufferSize"/>.</summary>
-    public const string ReceiveBufferSizeKey = "receive-buffer-size";
+    internal const string ReceiveBufferSizeKey = "receive-buffer-size";
 
     /// <summary>The key of <see cref="Backlog"/>.</summary>
-    public const string BacklogKey = "backlog";
+    internal const string BacklogKey = "backlog";
 
     /// <summary>The key of <see cref="ConnectTimeout"/>.</summary>
-    public const string ConnectTimeoutKey = "connection-timeout";
+    internal const string ConnectTimeoutKey = "connection-timeout";
 
     /// <summary>
     /// The key of <see cref="CloseTimeout"/>: Akka.Remote's own <c>akka.remote.flush-wait-on-shutdown</c>, the time Akka
@@ -42,28 +42,28 @@ public sealed record ConnectionSettings
     internal const string CloseTimeoutKey = "akka.remote.flush-wait-on-shutdown";
 
     /// <summary>The key of <see cref="WriteBufferHighWaterMark"/>.</summary>
-    public const string HighWaterMarkKey = "write-buffer-high-water-mark";
+    internal const string HighWaterMarkKey = "write-buffer-high-water-mark";
 
     /// <summary>The key of <see cref="WriteBufferLowWaterMark"/>.</summary>
-    public const string LowWaterMarkKey = "write-buffer-low-water-mark";
+    internal const string LowWaterMarkKey = "write-buffer-low-water-mark";
 
     /// <summary>The prefix of the batching keys in a transport section, such as <c>batching.max-pending-writes</c>.</summary>
-    public const string BatchingPrefix = "batching.";
+    internal const string BatchingPrefix = "batching.";
 
     /// <summary>On: batching already gathers small writes, so Nagle's algorithm would only add delay.</summary>
-    public const bool DefaultNoDelay = true;
+    internal const bool DefaultNoDelay = true;
 
     /// <summary>On, as in Akka.Remote: dead peers are found even on idle connections.</summary>
-    public const bool DefaultKeepAlive = true;
+    internal const bool DefaultKeepAlive = true;
 
     /// <summary>256000 bytes, as in Akka.Remote. 0 leaves the operating system's default and its autotuning.</summary>
-    public const int DefaultSendBufferSize = 256000;
+    internal const int DefaultSendBufferSize = 256000;
 
     /// <summary>256000 bytes, as in Akka.Remote. 0 leaves the operating system's default and its autotuning.</summary>
-    public const int DefaultReceiveBufferSize = 256000;
+    internal const int DefaultReceiveBufferSize = 256000;
 
     /// <summary>4096 pending connections, as in Akka.Remote.</summary>
-    public const int DefaultBacklog = 4096;
+    internal const int DefaultBacklog = 4096;
 
     /// <summary>
     /// 8: unless set, the high-water mark is this many maximum-size frames (1,024,000 bytes at the default frame size),
@@ -71,23 +71,23 @@ public sealed record ConnectionSettings
     /// stops a connection taking writes, and every write after it waits out Akka.Remote's backoff-interval (50 ms)
     /// to be retried; far above, a stalled peer holds more memory than its traffic needs.
     /// </summary>
-    public const int DefaultWriteBufferFrames = 8;
+    internal const int DefaultWriteBufferFrames = 8;
 
     /// <summary>
     /// The largest <see cref="WriteBufferHighWaterMark"/>: DotNetty holds its water marks as 32-bit numbers, and a
     /// value one stack cannot honour is refused at start rather than meaning something else there.
     /// </summary>
-    public const long MaxWriteBufferWaterMark = int.MaxValue;
+    internal const long MaxWriteBufferWaterMark = int.MaxValue;
 
     /// <summary>15 seconds, as in Akka.Remote.</summary>
-    public static readonly TimeSpan DefaultConnectTimeout = TimeSpan.FromSeconds(15);
+    internal static readonly TimeSpan DefaultConnectTimeout = TimeSpan.FromSeconds(15);
 
     /// <summary>
     /// 2 seconds, Akka.Remote's <c>flush-wait-on-shutdown</c>: long enough for a peer that reads to take what is queued
     /// and end its side, short enough that one that has stopped reading (a long GC pause, a paused VM) holds a closing
     /// connection, its socket and its buffers no longer than a stock node holds them.
     /// </summary>
-    public static readonly TimeSpan DefaultCloseTimeout = TimeSpan.FromSeconds(2);
+    internal static readonly TimeSpan DefaultCloseTimeout = TimeSpan.FromSeconds(2);
 
     private ConnectionSettings()
     {

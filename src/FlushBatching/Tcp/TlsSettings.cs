@@ -27,10 +27,10 @@ namespace FlushBatching.Tcp;
 public sealed record TlsSettings
 {
     /// <summary>Off: a listener serves clients without certificates unless asked to require them.</summary>
-    public const bool DefaultRequireMutualAuthentication = false;
+    internal const bool DefaultRequireMutualAuthentication = false;
 
     /// <summary>On: a connector checks the server's name, as <see cref="SslStream"/> does by default.</summary>
-    public const bool DefaultValidateHostname = true;
+    internal const bool DefaultValidateHostname = true;
 
     private TlsSettings(X509Certificate2? certificate) => Certificate = certificate;
 
