@@ -84,16 +84,17 @@ public abstract partial class TransportSuite
         await Poll.Until(() => Threads() <= threadsBefore + 10, $"threads back to at most {threadsBefore + 10}", seconds: 60);
         Assert.Equal("still serving", await echo.Ask<string>("still serving", AskTimeout));
 
-        // The transport logs at most one line per interval however many peers misbehave, and at least one (Akka's log
+        // The transport logs at most one line per interval however many peers misbehave, and at least one within an
+        // interval (a count held back by a line just before the flood goes out when that interval ends; Akka's log
         // reaches the collector asynchronously); Akka's own layer logs too little to count (it never heard of a peer
         // that sent no frame). The flood lasts longer than an interval on a loaded machine, so the lines allowed are
         // counted from how long it has lasted.
         List<LogEvent> Lines() => [.. server.Logs.Where(e => e.LogSource.Contains("Batching")).Skip(linesBefore)];
-        await Poll.Until(() => Lines().Count > 0, "the transport's line for the dropped connections", seconds: 10);
+        await Poll.Until(() => Lines().Count > 0, "the transport's line for the dropped connections", seconds: 15);
         var allowed = 1 + (int)(flood.Elapsed / InboundSetupLog.Interval);
         var lines = Lines();
         Assert.True(lines.Count <= allowed, $"expected a count, not a line per connection: {lines.Count} lines in {flood.Elapsed.TotalSeconds:F0} s, at most {allowed}: {string.Join(" | ", lines.Take(5))}");
-        Assert.All(lines, line => Assert.Contains("dropped an inbound connection before it was set up", line.ToString()));
+        Assert.All(lines, line => Assert.Matches(@"FlushBatching transport dropped (an|\d+ more) inbound connection", line.ToString()));
     }
 
     [Fact]
