@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Loops the shutdown and hostile-peer tests, as issue 43 asks, to find races a single run hides: each run is a fresh
+# `dotnet test` of the Akka suite's built binaries, never retried; failures are kept with their whole output.
+#
+#   tools/loop.sh stack|transport RUNS [OUT]     OUT: artifacts/loop/SET by default
+#
+# stack: ConnectionStackSuite's hostile-peer and letting-go tests on both stacks, and the DotNetty held-loop shutdown
+# (23 tests, about 20 s a run on a quiet 2-core machine). transport: TransportSuite's hostile-peer and letting-go tests,
+# the start/stop cycles and the SPI shutdown tests on both stacks (24 tests, about 60 s a run). For load, start a busy
+# process per core first (`yes >/dev/null &` twice, or tools/fuzz.sh runs). Build first: ./build.sh test, or
+# dotnet build tests/FlushBatching.Akka.Tests -c Release. OUT/summary has a line per run.
+set -euo pipefail
+set_name=${1:?usage: tools/loop.sh stack|transport RUNS [OUT]}
+runs=${2:?usage: tools/loop.sh stack|transport RUNS [OUT]}
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${3:-$root/artifacts/loop/$set_name}
+case $set_name in
+  stack) names=(A_peer_that_never_starts_its_TLS_handshake A_peer_that_closes_inside_a_frame A_peer_that_announces_a_huge_frame Peers_that_connect_while_the_stack_stops_listening
+    A_server_that_never_answers_the_TLS_handshake A_connect_that_is_never_answered Silent_peers_handshakes_past_their_bound
+    A_close_to_a_peer_that_stopped_reading Writes_after_a_close_has_begun A_close_to_a_peer_that_reads A_shutdown_held_up_by_a_busy_event_loop) ;;
+  transport) names=(A_peer_that_stops_before_its_first_frame A_flood_of_connections_that_connect_and_vanish Shutdown_with_hostile_peers_connected
+    Terminate_with_megabytes_queued Quarantining_a_peer_that_stopped_reading Shutdown_is_safe_to_repeat Shutdown_closes_the_port_and_ends
+    Fifty_start_stop_cycles) ;;
+  *) echo "error: the set is stack or transport, not '$set_name'" >&2; exit 2 ;;
+esac
+filter=$(printf 'FullyQualifiedName~%s|' "${names[@]}"); filter=${filter%|}
+bin=$root/tests/FlushBatching.Akka.Tests/bin/Release/net10.0
+[[ -f $bin/FlushBatching.Akka.Tests.dll ]] || { echo "error: build the tests first (no $bin/FlushBatching.Akka.Tests.dll)" >&2; exit 2; }
+# A copy, so that a build during the loop does not change the binaries under test.
+mkdir -p "$out"; rm -rf "$out/bin"; cp -r "$bin" "$out/bin"; : >"$out/summary"
+for run in $(seq 1 "$runs"); do
+  rc=0
+  timeout 900 dotnet test "$out/bin/FlushBatching.Akka.Tests.dll" --filter "$filter" --logger "console;verbosity=normal" >"$out/last.log" 2>&1 || rc=$?
+  echo "$(date +%T) run $run rc=$rc $(grep -E 'Total tests|Passed!|Failed!' "$out/last.log" | tail -1)" >>"$out/summary"
+  ((rc == 0)) || cp "$out/last.log" "$out/failed-$run.log"
+done
+echo "$set_name: $(grep -c 'rc=0' "$out/summary") of $runs runs passed; failures in $out/failed-*.log"
