@@ -164,7 +164,7 @@ public abstract class FlushBatchingTransport : Transport
     /// stack stopping, the listener closing) before it logs what is still open and goes on.</summary>
     internal static TimeSpan LetGoBound { get; } = TimeSpan.FromSeconds(2);
 
-    private static TimeSpan MaxShutdownGrace { get; } = TimeSpan.FromMilliseconds(500);
+    internal static TimeSpan MaxShutdownGrace { get; } = TimeSpan.FromMilliseconds(500);
 
     private async Task<bool> ShutdownOnceAsync()
     {

@@ -20,7 +20,7 @@ public abstract partial class TransportSuite
     // aborted the connection at its 0.5 s grace with bytes unsent, within its documented worst case. A shutdown that
     // granted a whole close bound again let the connection close itself at 2 s ("0 aborted after 2s"); one with no bound
     // never ended (Terminate 10 s, where CoordinatedShutdown gives up).
-    private static readonly TimeSpan OwnShutdownBound = TimeSpan.FromSeconds(0.5 + 3 * 2);
+    private static readonly TimeSpan OwnShutdownBound = FlushBatchingTransport.MaxShutdownGrace + 3 * FlushBatchingTransport.LetGoBound;
 
     // Far below the 10 s of a shutdown that waited on the peer, far above Akka's 2 s and the transport's 0.5 s.
     private static readonly TimeSpan TerminateBound = TimeSpan.FromSeconds(6);

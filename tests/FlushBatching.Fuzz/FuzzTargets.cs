@@ -269,7 +269,7 @@ public static class FuzzTargets
         return new ReadOnlySequence<byte>(first!, 0, last!, last!.Memory.Length);
     }
 
-    private static void Require(bool holds, string what)
+    internal static void Require(bool holds, string what)
     {
         if (!holds)
         {

@@ -47,7 +47,7 @@ internal sealed class TlsListenerUnderFuzz
     /// </summary>
     public void Connect(ReadOnlyMemory<byte> bytes, byte seed)
     {
-        Require(!_events.Reader.TryRead(out var late), $"the listener reported a connection it had already reported: {late}");
+        FuzzTargets.Require(!_events.Reader.TryRead(out var late), $"the listener reported a connection it had already reported: {late}");
 
         using (var peer = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true })
         {
@@ -80,11 +80,11 @@ internal sealed class TlsListenerUnderFuzz
                     // a reset ends it too
                 }
             });
-            Require(reading.Wait(HandshakeBound + Margin), $"the listener left the connection open past {HandshakeBound + Margin}");
+            FuzzTargets.Require(reading.Wait(HandshakeBound + Margin), $"the listener left the connection open past {HandshakeBound + Margin}");
         }
 
         var reported = _events.Reader.ReadAsync().AsTask();
-        Require(reported.Wait(Margin), "the listener closed the connection without reporting why");
+        FuzzTargets.Require(reported.Wait(Margin), "the listener closed the connection without reporting why");
         switch (reported.Result)
         {
             case ITransportConnection connection:
@@ -97,7 +97,7 @@ internal sealed class TlsListenerUnderFuzz
                     // malformed hellos (TlsFrameHelper.TryParseClientHello, .NET 10.0.12, found by this target): the
                     // runtime's defect, contained as a refused handshake, so it is not counted against the stack.
                     var inRuntimeTls = e.StackTrace?.TrimStart().StartsWith("at System.Net.Security.", StringComparison.Ordinal) == true;
-                    Require(inRuntimeTls || !Breakage.Any(kind => kind.IsInstanceOfType(e)), $"the refusal holds a breakage: {refusal}");
+                    FuzzTargets.Require(inRuntimeTls || !Breakage.Any(kind => kind.IsInstanceOfType(e)), $"the refusal holds a breakage: {refusal}");
                 }
 
                 break;
@@ -110,13 +110,5 @@ internal sealed class TlsListenerUnderFuzz
         var request = new CertificateRequest("CN=localhost", key, HashAlgorithmName.SHA256);
         using var made = request.CreateSelfSigned(DateTimeOffset.UtcNow.AddDays(-1), DateTimeOffset.UtcNow.AddDays(1));
         return X509CertificateLoader.LoadPkcs12(made.Export(X509ContentType.Pfx), password: null);
-    }
-
-    private static void Require(bool holds, string what)
-    {
-        if (!holds)
-        {
-            throw new FuzzInvariantException(what);
-        }
     }
 }

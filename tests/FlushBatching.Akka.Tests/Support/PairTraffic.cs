@@ -10,7 +10,7 @@ namespace FlushBatching.Akka.Tests.Support;
 public sealed class PairTraffic
 {
     private readonly object _gate = new();
-    private readonly Dictionary<(string From, string To), (long First, long Last, long Count)> _pairs = [];
+    private readonly Dictionary<(string From, string To), (long Last, long Count)> _pairs = [];
     private readonly List<string> _faults = [];
 
     /// <summary>Losses and reorderings seen so far, one line each.</summary>
@@ -40,7 +40,7 @@ public sealed class PairTraffic
         {
             if (!_pairs.TryGetValue((from, to), out var pair))
             {
-                _pairs[(from, to)] = (number, number, 1); // a new receiver (or sender) joins the stream where it is
+                _pairs[(from, to)] = (number, 1); // a new receiver (or sender) joins the stream where it is
                 return;
             }
 
@@ -49,7 +49,7 @@ public sealed class PairTraffic
                 _faults.Add($"{to} received {number} from {from} after {pair.Last}");
             }
 
-            _pairs[(from, to)] = (pair.First, Math.Max(pair.Last, number), pair.Count + 1);
+            _pairs[(from, to)] = (Math.Max(pair.Last, number), pair.Count + 1);
         }
     }
 
