@@ -1,5 +1,4 @@
 using DotNetty.Buffers;
-using DotNetty.Common.Concurrency;
 using DotNetty.Transport.Channels;
 using DotNetty.Transport.Channels.Sockets;
 using FlushBatching.Batching;
@@ -55,31 +54,15 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     /// <summary>The largest combine buffer allowed: 16 MiB.</summary>
     public const int MaxCombineBufferSize = 16 * 1024 * 1024;
 
-    private static readonly Action<object> BurstEndTask = static state => ((BatchingWriterHandler)state).OnBurstEndTask();
-    private static readonly Action<object> IntervalTask = static state => ((BatchingWriterHandler)state).OnIntervalTask();
-    private static readonly TimerCallback OnTimerFired = static state =>
-    {
-        // An event loop shutting down after the timer was armed has closed its channels: nothing is left to flush.
-        // DotNetty 0.7.6 would take the task and never run it; it does not throw.
-        if ((state as BatchingWriterHandler)!._context?.Executor is { IsShuttingDown: false } executor)
-        {
-            executor.Execute(IntervalTask, state);
-        }
-    };
-
     private readonly FlushPolicy _policy;
     private readonly TimeProvider _timeProvider;
     private readonly FlushBatchingMetrics _metrics;
     private readonly WriteCombiner _combiner;
+    private readonly BurstEndCheck _burstEnd;
+    private readonly IntervalTimer _interval;
     private IChannelHandlerContext? _context;
-    private ITimer? _timer;
-    private bool _timerArmed;
-    private bool _burstEndQueued;
-    private bool _burstEndLookedAgain;
-    private long _writes;
-    private long _writesWhenBurstEndQueued;
 
-    // When the oldest pending write was written, for the queue-delay metric.
+    // When the oldest pending write was written or queued, for the queue-delay metric.
     private long _batchSince;
 
     /// <summary>Creates a handler; only <paramref name="settings"/> is needed, the rest have production defaults.</summary>
@@ -102,6 +85,8 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         _metrics = metrics ?? FlushBatchingMetrics.Shared;
         _policy = new FlushPolicy(settings, _timeProvider);
         _combiner = new WriteCombiner(combineBufferSize, framing);
+        _burstEnd = new BurstEndCheck(_policy, OnBurstEnd);
+        _interval = new IntervalTimer(_timeProvider, OnIntervalDue);
     }
 
     /// <summary>
@@ -125,12 +110,9 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     /// </exception>
     public override void HandlerAdded(IChannelHandlerContext context)
     {
-        if (_combiner.BufferSize > 0 && !_combiner.WritesPrefixes && EncoderNearerTheSocket(context) is { } encoder)
+        if (_combiner.BufferSize > 0 && !_combiner.WritesPrefixes)
         {
-            throw new InvalidOperationException(
-                $"BatchingWriterHandler was added after the encoder '{encoder}', nearer the application: it would combine " +
-                "messages before they are encoded, and the encoder would frame each batch as one message. Add it nearer the " +
-                "socket than your encoders (after TLS, before the length-field encoder), or pass combineBufferSize: 0.");
+            EncoderPlacement.RequireNoEncoderNearerTheSocket(context);
         }
 
         _context = context;
@@ -140,20 +122,20 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     public override void HandlerRemoved(IChannelHandlerContext context)
     {
         Drain(context);
-        DisposeTimer();
+        _interval.Dispose();
         _context = null;
     }
 
     /// <summary>Passes the write on without flushing, and flushes when a trigger says so.</summary>
     public override Task WriteAsync(IChannelHandlerContext context, object message)
     {
-        _writes++;
-        if (!_policy.HasPending)
+        _burstEnd.CountWrite();
+        var reason = _policy.OnWrite(_combiner.BytesOf(message));
+        if (_policy.PendingWrites == 1)
         {
-            _batchSince = QueuedSince != 0 ? QueuedSince : _timeProvider.GetTimestamp();
+            _batchSince = QueuedSince != 0 ? QueuedSince : _policy.PendingSince;
         }
 
-        var reason = _policy.OnWrite(_combiner.BytesOf(message));
         var written = _combiner.Write(context, message);
         if (!_policy.HasPending)
         {
@@ -167,8 +149,8 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         }
         else
         {
-            QueueBurstEnd(context);
-            ArmTimer();
+            _burstEnd.QueueOn(context.Executor);
+            ArmTimer(context);
         }
 
         return written;
@@ -212,7 +194,7 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     {
         // Whatever was pending failed with the channel; nothing is left to flush or time.
         _policy.OnFlushed();
-        DisposeTimer();
+        _interval.Dispose();
         _combiner.Drop(new ClosedChannelException());
         context.FireChannelInactive();
     }
@@ -228,7 +210,7 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     public override Task CloseAsync(IChannelHandlerContext context)
     {
         Drain(context);
-        DisposeTimer();
+        _interval.Dispose();
         return context.CloseAsync();
     }
 
@@ -247,84 +229,22 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         var writes = _policy.PendingWrites;
         var bytes = _policy.PendingBytes;
         _policy.OnFlushed();
-        DisarmTimer();
+        _interval.Disarm();
         _combiner.WriteCombined(context);
         _metrics.RecordSend(writes, bytes, reason, _timeProvider.GetElapsedTime(_batchSince));
         context.Flush();
     }
 
-    // The name of the first encoder between this handler and the head of the pipeline (the socket), if any.
-    private static string? EncoderNearerTheSocket(IChannelHandlerContext context)
+    private void OnBurstEnd()
     {
-        foreach (var handler in context.Channel.Pipeline)
+        if (_context is { } context)
         {
-            if (ReferenceEquals(handler, context.Handler))
-            {
-                return null;
-            }
-
-            if (IsEncoder(handler.GetType()))
-            {
-                return context.Channel.Pipeline.Context(handler)?.Name ?? handler.GetType().Name;
-            }
+            FlushNow(context, _policy.OnBurstEnd());
         }
-
-        return null;
     }
 
-    // DotNetty's encoder bases (every one DotNetty.Codecs 0.7 has), by name: this package depends on
-    // DotNetty.Transport, not on DotNetty.Codecs.
-    private static bool IsEncoder(Type? type)
+    private void OnIntervalDue()
     {
-        for (; type is not null; type = type.BaseType)
-        {
-            if (type.IsGenericType && type.GetGenericTypeDefinition().FullName is
-                "DotNetty.Codecs.MessageToMessageEncoder`1" or "DotNetty.Codecs.MessageToByteEncoder`1" or
-                "DotNetty.Codecs.MessageToMessageCodec`2")
-            {
-                return true;
-            }
-        }
-
-        return false;
-    }
-
-    private void QueueBurstEnd(IChannelHandlerContext context)
-    {
-        if (_burstEndQueued)
-        {
-            return;
-        }
-
-        _burstEndQueued = true;
-        _burstEndLookedAgain = false;
-        _writesWhenBurstEndQueued = _writes;
-        context.Executor.Execute(BurstEndTask, this);
-    }
-
-    private void OnBurstEndTask()
-    {
-        _burstEndQueued = false;
-        if (_context is not { } context || !_policy.HasPending)
-        {
-            return;
-        }
-
-        if (!_burstEndLookedAgain || _writes != _writesWhenBurstEndQueued)
-        {
-            // Look again behind whatever was queued after the first write (it may write too), and behind the writes
-            // that came in while this check waited: the burst has ended when a whole pass of the queue wrote nothing.
-            QueueBurstEnd(context);
-            _burstEndLookedAgain = true;
-            return;
-        }
-
-        FlushNow(context, _policy.OnBurstEnd());
-    }
-
-    private void OnIntervalTask()
-    {
-        _timerArmed = false;
         if (_context is not { } context)
         {
             return;
@@ -337,35 +257,16 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         }
         else
         {
-            ArmTimer();
+            ArmTimer(context);
         }
     }
 
-    private void ArmTimer()
+    private void ArmTimer(IChannelHandlerContext context)
     {
-        if (_timerArmed || _policy.TimeUntilDue is not { } due)
+        // Armed, it already fires by the oldest pending write's due time: no clock read per write.
+        if (!_interval.IsArmed && _policy.TimeUntilDue is { } due)
         {
-            return;
+            _interval.Arm(context.Executor, due);
         }
-
-        _timer ??= _timeProvider.CreateTimer(OnTimerFired, this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
-        _timer.Change(due, Timeout.InfiniteTimeSpan);
-        _timerArmed = true;
-    }
-
-    private void DisarmTimer()
-    {
-        if (_timerArmed)
-        {
-            _timer!.Change(Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
-            _timerArmed = false;
-        }
-    }
-
-    private void DisposeTimer()
-    {
-        _timerArmed = false;
-        _timer?.Dispose();
-        _timer = null;
     }
 }

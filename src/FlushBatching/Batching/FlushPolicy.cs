@@ -16,7 +16,6 @@ public sealed class FlushPolicy
 {
     private readonly BatchingSettings _settings;
     private readonly TimeProvider _time;
-    private long _oldestPendingTimestamp;
 
     /// <summary>Creates a policy with nothing pending.</summary>
     public FlushPolicy(BatchingSettings settings, TimeProvider timeProvider)
@@ -36,6 +35,13 @@ public sealed class FlushPolicy
     /// <summary>How many bytes are pending since the last flush.</summary>
     public long PendingBytes { get; private set; }
 
+    /// <summary>
+    /// When the oldest pending write was recorded, as a timestamp of the policy's <see cref="TimeProvider"/>: the one
+    /// clock read a batch's start takes, for its interval and for a caller's queue-delay metric. Meaningless while
+    /// nothing is pending.
+    /// </summary>
+    public long PendingSince { get; private set; }
+
     /// <summary>Whether any write is pending.</summary>
     public bool HasPending => PendingWrites > 0;
 
@@ -45,16 +51,17 @@ public sealed class FlushPolicy
     {
         PendingWrites++;
         PendingBytes += bytes;
+        if (PendingWrites == 1)
+        {
+            PendingSince = _time.GetTimestamp();
+        }
+
         if (!_settings.Enabled)
         {
             return FlushReason.Unbatched;
         }
 
-        if (PendingWrites == 1)
-        {
-            _oldestPendingTimestamp = _time.GetTimestamp();
-        }
-        else if (_time.GetElapsedTime(_oldestPendingTimestamp) >= _settings.FlushInterval)
+        if (PendingWrites > 1 && _time.GetElapsedTime(PendingSince) >= _settings.FlushInterval)
         {
             return FlushReason.Interval;
         }
@@ -74,7 +81,7 @@ public sealed class FlushPolicy
     /// <summary>Says whether the oldest pending write has been held <see cref="BatchingSettings.FlushInterval"/>.</summary>
     /// <returns><see cref="FlushReason.Interval"/> when it has, else <see cref="FlushReason.None"/>.</returns>
     public FlushReason OnTimer() =>
-        HasPending && _time.GetElapsedTime(_oldestPendingTimestamp) >= _settings.FlushInterval ? FlushReason.Interval : FlushReason.None;
+        HasPending && _time.GetElapsedTime(PendingSince) >= _settings.FlushInterval ? FlushReason.Interval : FlushReason.None;
 
     /// <summary>
     /// How long until the oldest pending write is due by <see cref="BatchingSettings.FlushInterval"/>, for
@@ -89,7 +96,7 @@ public sealed class FlushPolicy
                 return null;
             }
 
-            var remaining = _settings.FlushInterval - _time.GetElapsedTime(_oldestPendingTimestamp);
+            var remaining = _settings.FlushInterval - _time.GetElapsedTime(PendingSince);
             return remaining > TimeSpan.Zero ? remaining : TimeSpan.Zero;
         }
     }

@@ -76,6 +76,26 @@ public class FlushPolicyTests
         Assert.Equal(FlushReason.Unbatched, policy.OnWrite(1));
     }
 
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public void Pending_since_is_the_first_pending_writes_time_on_or_off(bool enabled)
+    {
+        var policy = new FlushPolicy(BatchingSettings.Default.WithEnabled(enabled), _clock);
+        var first = _clock.GetTimestamp();
+        policy.OnWrite(1);
+        _clock.Advance(TimeSpan.FromMilliseconds(5));
+        if (enabled)
+        {
+            policy.OnWrite(1);
+        }
+
+        Assert.Equal(first, policy.PendingSince);
+        policy.OnFlushed();
+        policy.OnWrite(1);
+        Assert.Equal(first + TimeSpan.FromMilliseconds(5).Ticks, policy.PendingSince);
+    }
+
     [Fact]
     public void Nothing_pending_reads_no_clock()
     {
