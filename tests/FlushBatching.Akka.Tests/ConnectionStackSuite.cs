@@ -153,6 +153,22 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
         Assert.Contains("certificate", refused.Message, StringComparison.OrdinalIgnoreCase);
     }
 
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task Both_ends_of_a_connection_get_the_configured_buffer_sizes_and_keep_alive(bool keepAlive)
+    {
+        // One rule for both stacks (the core's SocketOptions), read back from the kernel, not from the stack's own view.
+        var settings = ConnectionSettings.Default.WithKeepAlive(keepAlive).WithSendBufferSize(64 * 1024).WithReceiveBufferSize(96 * 1024);
+        var endpoint = await Listen(settings);
+        await Stack(settings).ConnectAsync(endpoint, settings).WaitAsync(Timeout);
+        await _inbound.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+
+        var ends = KernelSocketOptions.Established(endpoint.Port);
+        Assert.Equal(2, ends.Count);
+        Assert.All(ends, end => Assert.Equal(new KernelSocketOptions(end.LocalPort, 2 * 96 * 1024, 2 * 64 * 1024, keepAlive), end));
+    }
+
     private IConnectionStack Stack(ConnectionSettings settings)
     {
         var stack = CreateStack(settings);

@@ -60,7 +60,7 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
                     _ = AnnounceWhenReadyAsync(Build(channel, _settings, targetHost: null), _settings.ConnectTimeout, onInbound, onRejected);
                 }
             }));
-        SocketOptions((option, value) => bootstrap.ChildOption(option, value), (option, value) => bootstrap.ChildOption(option, value));
+        ApplyChannelOptions(_settings, (option, value) => bootstrap.ChildOption(option, value), (option, value) => bootstrap.ChildOption(option, value));
         _server = await bootstrap.BindAsync(endpoint).ConfigureAwait(false);
         return DotNettyConnection.Unmapped(_server.LocalAddress);
     }
@@ -79,7 +79,7 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
                 connection = Build(channel, settings, targetHost: endpoint.Address.ToString());
                 KeepOrClose(channel);
             }));
-        SocketOptions((option, value) => bootstrap.Option(option, value), (option, value) => bootstrap.Option(option, value));
+        ApplyChannelOptions(settings, (option, value) => bootstrap.Option(option, value), (option, value) => bootstrap.Option(option, value));
 
         // One bound for connecting and the handshake together, as the core's connector has. Past it, or on any failure,
         // the channel is closed: a handshake that succeeded after the bound must not leave a connection nobody owns.
@@ -260,23 +260,26 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
 
     private static string Peer(IChannel channel) => channel.RemoteAddress?.ToString() ?? "the peer";
 
-    // The same options on either bootstrap: DotNetty's client and server bootstraps share no interface for them.
-    private void SocketOptions(Action<ChannelOption<bool>, bool> setFlag, Action<ChannelOption<int>, int> setNumber)
+    // The core's SocketOptions, and DotNetty's own, on either bootstrap: DotNetty's client and server bootstraps share
+    // no interface for them.
+    private static void ApplyChannelOptions(ConnectionSettings settings, Action<ChannelOption<bool>, bool> setFlag, Action<ChannelOption<int>, int> setNumber)
     {
-        setFlag(ChannelOption.TcpNodelay, _settings.NoDelay);
-        setFlag(ChannelOption.SoKeepalive, _settings.KeepAlive);
-        setFlag(ChannelOption.AutoRead, false); // reads start once Akka has registered a read handler
-        // Both at most ConnectionSettings.MaxWriteBufferWaterMark (int.MaxValue): checked when the settings were made.
-        setNumber(ChannelOption.WriteBufferHighWaterMark, checked((int)_settings.WriteBufferHighWaterMark));
-        setNumber(ChannelOption.WriteBufferLowWaterMark, checked((int)_settings.WriteBufferLowWaterMark));
-        if (_settings.SendBufferSize > 0)
+        var socket = SocketOptions.Of(settings);
+        setFlag(ChannelOption.TcpNodelay, socket.NoDelay);
+        setFlag(ChannelOption.SoKeepalive, socket.KeepAlive);
+        if (socket.SendBufferSize is { } send)
         {
-            setNumber(ChannelOption.SoSndbuf, _settings.SendBufferSize);
+            setNumber(ChannelOption.SoSndbuf, send);
         }
 
-        if (_settings.ReceiveBufferSize > 0)
+        if (socket.ReceiveBufferSize is { } receive)
         {
-            setNumber(ChannelOption.SoRcvbuf, _settings.ReceiveBufferSize);
+            setNumber(ChannelOption.SoRcvbuf, receive);
         }
+
+        setFlag(ChannelOption.AutoRead, false); // reads start once Akka has registered a read handler
+        // Both at most ConnectionSettings.MaxWriteBufferWaterMark (int.MaxValue): checked when the settings were made.
+        setNumber(ChannelOption.WriteBufferHighWaterMark, checked((int)settings.WriteBufferHighWaterMark));
+        setNumber(ChannelOption.WriteBufferLowWaterMark, checked((int)settings.WriteBufferLowWaterMark));
     }
 }

@@ -41,7 +41,7 @@ public static class FramedConnector
         timeout.CancelAfter(settings.ConnectTimeout);
         try
         {
-            SocketSetup.ApplyOptions(socket, settings);
+            SocketOptions.Of(settings).ApplyTo(socket);
             await socket.ConnectAsync(remote, timeout.Token).ConfigureAwait(false);
             var io = await SocketSetup.CreateIoAsync(socket, settings, host, timeout.Token).ConfigureAwait(false);
             return FramedConnection.Open(socket, io, settings);

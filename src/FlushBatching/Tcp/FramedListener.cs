@@ -142,7 +142,7 @@ public sealed class FramedListener : IAsyncDisposable
         FramedConnection? connection = null;
         try
         {
-            SocketSetup.ApplyOptions(socket, _settings);
+            SocketOptions.Of(_settings).ApplyTo(socket);
             using var timeout = CancellationTokenSource.CreateLinkedTokenSource(_stopping.Token);
             timeout.CancelAfter(_settings.ConnectTimeout);
             var io = await SocketSetup.CreateIoAsync(socket, _settings, serverName: null, timeout.Token).ConfigureAwait(false);

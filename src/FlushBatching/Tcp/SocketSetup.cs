@@ -5,24 +5,9 @@ using System.Security.Cryptography.X509Certificates;
 
 namespace FlushBatching.Tcp;
 
-/// <summary>What the listener and the connector do alike to a new socket: options, then TLS if configured.</summary>
+/// <summary>What the listener and the connector do alike to a new socket once its <see cref="SocketOptions"/> are set: TLS if configured.</summary>
 internal static class SocketSetup
 {
-    public static void ApplyOptions(Socket socket, ConnectionSettings settings)
-    {
-        socket.NoDelay = settings.NoDelay;
-        socket.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.KeepAlive, settings.KeepAlive);
-        if (settings.SendBufferSize > 0)
-        {
-            socket.SendBufferSize = settings.SendBufferSize;
-        }
-
-        if (settings.ReceiveBufferSize > 0)
-        {
-            socket.ReceiveBufferSize = settings.ReceiveBufferSize;
-        }
-    }
-
     /// <summary>Makes the connection's transport: the socket itself, or a TLS stream after the handshake.</summary>
     /// <exception cref="AuthenticationException">The handshake failed; when a certificate was refused, the message says why.</exception>
     public static async Task<ConnectionIo> CreateIoAsync(Socket socket, ConnectionSettings settings, string? serverName, CancellationToken cancellationToken)

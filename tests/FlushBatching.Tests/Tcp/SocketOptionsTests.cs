@@ -10,7 +10,7 @@ public class SocketOptionsTests
     {
         using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         var settings = ConnectionSettings.Default.WithNoDelay(false).WithKeepAlive(false).WithSendBufferSize(64 * 1024).WithReceiveBufferSize(96 * 1024);
-        SocketSetup.ApplyOptions(socket, settings);
+        SocketOptions.Of(settings).ApplyTo(socket);
 
         Assert.False(socket.NoDelay);
         Assert.Equal(0, (int)socket.GetSocketOption(SocketOptionLevel.Socket, SocketOptionName.KeepAlive)!);
@@ -24,7 +24,7 @@ public class SocketOptionsTests
     public void Defaults_turn_nagle_off_and_keep_alive_on()
     {
         using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        SocketSetup.ApplyOptions(socket, ConnectionSettings.Default);
+        SocketOptions.Of(ConnectionSettings.Default).ApplyTo(socket);
         Assert.True(socket.NoDelay);
         Assert.NotEqual(0, (int)socket.GetSocketOption(SocketOptionLevel.Socket, SocketOptionName.KeepAlive)!);
     }
@@ -34,7 +34,7 @@ public class SocketOptionsTests
     {
         using var plain = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        SocketSetup.ApplyOptions(socket, ConnectionSettings.Default.WithSendBufferSize(0).WithReceiveBufferSize(0));
+        SocketOptions.Of(ConnectionSettings.Default.WithSendBufferSize(0).WithReceiveBufferSize(0)).ApplyTo(socket);
         Assert.Equal(plain.SendBufferSize, socket.SendBufferSize);
         Assert.Equal(plain.ReceiveBufferSize, socket.ReceiveBufferSize);
     }
