@@ -231,18 +231,26 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
         return connection;
     }
 
-    // The handshake as the core's sockets do it: the same TlsSettings, peers judged by the same PeerJudge.
-    private static TlsHandler ServerTls(TlsSettings tls, IChannel channel, PeerJudge judge) => new(
-        stream => new SslStream(stream, true, tls.RequireMutualAuthentication ? (_, certificate, chain, errors) => judge.Accepts(certificate, chain, errors, Peer(channel)) : static (_, _, _, _) => true),
-        new ServerTlsSettings(tls.Certificate, tls.RequireMutualAuthentication, checkCertificateRevocation: false, tls.Protocols));
+    // The handshake as the core's sockets do it: the core's TlsHandshake options, mapped to DotNetty's TLS handler.
+    private static TlsHandler ServerTls(TlsSettings tls, IChannel channel, PeerJudge judge)
+    {
+        var options = TlsHandshake.ServerOptions(tls, judge, () => Peer(channel));
+        return new TlsHandler(
+            stream => new SslStream(stream, true, options.RemoteCertificateValidationCallback),
+            new ServerTlsSettings((X509Certificate2)options.ServerCertificate!, options.ClientCertificateRequired, ChecksRevocation(options.CertificateRevocationCheckMode), options.EnabledSslProtocols));
+    }
 
     private static TlsHandler ClientTls(TlsSettings tls, IChannel channel, PeerJudge judge, string connectedHost)
     {
-        var own = tls.ClientCertificate;
+        var options = TlsHandshake.ClientOptions(tls, judge, () => Peer(channel), connectedHost);
         return new TlsHandler(
-            stream => new SslStream(stream, true, (_, certificate, chain, errors) => judge.Accepts(certificate, chain, errors, Peer(channel)), own is null ? null : (_, _, _, _, _) => own),
-            new ClientTlsSettings(tls.Protocols, checkCertificateRevocation: false, own is null ? [] : [own], tls.TargetHostFor(connectedHost)));
+            stream => new SslStream(stream, true, options.RemoteCertificateValidationCallback, options.LocalCertificateSelectionCallback),
+            new ClientTlsSettings(
+                options.EnabledSslProtocols, ChecksRevocation(options.CertificateRevocationCheckMode),
+                options.ClientCertificates?.Cast<X509Certificate>().ToList() ?? [], options.TargetHost));
     }
+
+    private static bool ChecksRevocation(X509RevocationMode mode) => mode != X509RevocationMode.NoCheck;
 
     // The handshake's own refusal, however deep DotNetty wrapped it.
     private static AuthenticationException? Refusal(Exception? e)

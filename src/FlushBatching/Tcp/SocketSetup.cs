@@ -20,38 +20,13 @@ internal static class SocketSetup
 
         var peer = socket.RemoteEndPoint?.ToString() ?? serverName ?? "the peer";
         var judge = new PeerJudge(tls);
-        bool Validate(object sender, X509Certificate? certificate, X509Chain? chain, SslPolicyErrors errors) => judge.Accepts(certificate, chain, errors, peer);
-
         var stream = new SslStream(new NetworkStream(socket, ownsSocket: false), leaveInnerStreamOpen: false);
         try
         {
-            if (serverName is null)
-            {
-                await stream.AuthenticateAsServerAsync(
-                    new SslServerAuthenticationOptions
-                    {
-                        ServerCertificate = tls.Certificate ?? throw new InvalidOperationException("A TLS listener needs TlsSettings.Certificate, with its private key."),
-                        ClientCertificateRequired = tls.RequireMutualAuthentication,
-                        RemoteCertificateValidationCallback = tls.RequireMutualAuthentication ? Validate : static (_, _, _, _) => true,
-                        EnabledSslProtocols = tls.Protocols,
-                        CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
-                    },
-                    cancellationToken).ConfigureAwait(false);
-            }
-            else
-            {
-                var own = tls.ClientCertificate;
-                await stream.AuthenticateAsClientAsync(
-                    new SslClientAuthenticationOptions
-                    {
-                        TargetHost = tls.TargetHostFor(serverName),
-                        EnabledSslProtocols = tls.Protocols,
-                        CertificateRevocationCheckMode = X509RevocationMode.NoCheck,
-                        RemoteCertificateValidationCallback = Validate,
-                        LocalCertificateSelectionCallback = own is null ? null : (_, _, _, _, _) => own,
-                    },
-                    cancellationToken).ConfigureAwait(false);
-            }
+            var handshake = serverName is null
+                ? stream.AuthenticateAsServerAsync(TlsHandshake.ServerOptions(tls, judge, () => peer), cancellationToken)
+                : stream.AuthenticateAsClientAsync(TlsHandshake.ClientOptions(tls, judge, () => peer, serverName), cancellationToken);
+            await handshake.ConfigureAwait(false);
         }
         catch (AuthenticationException e)
         {
