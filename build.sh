@@ -156,6 +156,11 @@ case "$command" in
     if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
       echo "note: not root, or no ip/tc: the fault lab's partition and slow-link scenarios will be skipped" >&2
     fi
+    # CONTRIBUTING.md's map names every file of src: a file added or renamed without its line there fails here.
+    map=$(sed -n '/^## Architecture/,/^## Build/p' CONTRIBUTING.md)
+    for file in $(git ls-files 'src/*.cs'); do
+      grep -qF "$(basename "$file")" <<<"$map" || { echo "error: CONTRIBUTING.md's architecture map does not name $file" >&2; exit 1; }
+    done
     # Any NuGet warning fails the restore (TreatWarningsAsErrors, Directory.Build.props): a version the package source
     # lacks must be pinned, not guessed.
     dotnet restore FlushBatching.sln
