@@ -90,7 +90,7 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     }
 
     /// <summary>
-    /// Set by a writer that queues for the event loop before writing here (the Akka adapter's drain): when the oldest
+    /// Set by a writer that queues for the event loop before writing here (the Akka adapter's hand-off): when the oldest
     /// of the writes now arriving was queued, as a timestamp of the handler's clock; 0 when writes come straight in.
     /// A batch that starts while it is set counts its queue delay from it, not from its first write here.
     /// </summary>

@@ -7,28 +7,28 @@ namespace FlushBatching.Akka.Tests;
 
 /// <summary>
 /// The DotNetty stack's write queue against a model. One thread: random writes (0 bytes to past a chunk) under random
-/// room, drains and clears, each answer as the model says (refused while the bytes queued are above the room; a drain
-/// asked for by the first write after a drain ran). Several threads: writers racing a drainer that runs whenever one of
-/// them is told a drain is needed, as the event loop does: every payload handed on once, in its writer's order, the
-/// same instance, and none left queued when the writers stop (no drain request lost).
+/// room, hand-offs and clears, each answer as the model says (refused while the bytes queued are above the room; a hand-off
+/// asked for by the first write after a hand-off ran). Several threads: writers racing a hand-off loop that runs whenever one of
+/// them is told a hand-off is needed, as the event loop does: every payload handed on once, in its writer's order, the
+/// same instance, and none left queued when the writers stop (no hand-off request lost).
 /// </summary>
 public sealed class DotNettyWriteQueueModelTests
 {
     private enum Kind
     {
         Write,
-        Drain,
+        HandOff,
         Clear,
     }
 
-    // A drain's InDrain sizes are written from inside it, one after each payload it hands on, as the channel's own
-    // writes do while the event loop drains.
-    private sealed record Step(Kind Kind, int Size, long Room, int[] InDrain)
+    // A hand-off's InHandOff sizes are written from inside it, one after each payload it hands on, as the channel's own
+    // writes do while the event loop hands off.
+    private sealed record Step(Kind Kind, int Size, long Room, int[] InHandOff)
     {
         public override string ToString() => Kind switch
         {
             Kind.Write => $"Write({Size}, room {Room})",
-            Kind.Drain => $"Drain(writing {InDrain.Length} during it)",
+            Kind.HandOff => $"HandOff(writing {InHandOff.Length} during it)",
             _ => Kind.ToString(),
         };
     }
@@ -37,7 +37,7 @@ public sealed class DotNettyWriteQueueModelTests
 
     private static readonly Gen<Step> Steps = Gen.Frequency(
         (10, Gen.Select(Sizes, Gen.Long[-1, 100_000], (size, room) => new Step(Kind.Write, size, room, []))),
-        (3, Sizes.Array[0, 3].Select(inDrain => new Step(Kind.Drain, 0, 0, inDrain))),
+        (3, Sizes.Array[0, 3].Select(inHandOff => new Step(Kind.HandOff, 0, 0, inHandOff))),
         (1, Gen.Const(new Step(Kind.Clear, 0, 0, []))));
 
     [Fact]
@@ -45,7 +45,7 @@ public sealed class DotNettyWriteQueueModelTests
         Steps.Array[1, 300].Sample(Run, iter: 2_000, print: steps => string.Join(", ", steps));
 
     [Fact]
-    public void Concurrent_writers_racing_drains_have_every_payload_handed_on_once_in_order() =>
+    public void Concurrent_writers_racing_hand_offs_have_every_payload_handed_on_once_in_order() =>
         Gen.Select(Gen.Int[0, 300].Array[0, 200].Array[1, 4], Gen.OneOf(Gen.Const(long.MaxValue), Gen.Long[0, 4096])).Sample(
             (writers, room) => RunConcurrently(writers, room), iter: 300, threads: 1,
             print: t => $"writers of {string.Join(", ", t.Item1.Select(sizes => sizes.Length))} payloads, room {t.Item2}");
@@ -55,7 +55,7 @@ public sealed class DotNettyWriteQueueModelTests
         var queue = new DotNettyWriteQueue(TimeProvider.System);
         var queued = new Queue<ByteString>();
         long queuedBytes = 0;
-        var drainPending = false;
+        var handOffPending = false;
         foreach (var step in steps)
         {
             switch (step.Kind)
@@ -69,26 +69,26 @@ public sealed class DotNettyWriteQueueModelTests
                         break;
                     }
 
-                    Assert.Equal(drainPending ? DotNettyWriteQueue.Outcome.Queued : DotNettyWriteQueue.Outcome.QueuedDrainNeeded, outcome);
-                    drainPending = true;
+                    Assert.Equal(handOffPending ? DotNettyWriteQueue.Outcome.Queued : DotNettyWriteQueue.Outcome.QueuedHandOffNeeded, outcome);
+                    handOffPending = true;
                     queued.Enqueue(payload);
                     queuedBytes += step.Size + FramingSettings.HeaderLength;
                     break;
-                case Kind.Drain:
-                    // The drain clears its request before it takes anything: the first write made during it asks for
-                    // a drain of its own (and is taken by this one too), so no write waits on a drain already ending.
-                    drainPending = false;
+                case Kind.HandOff:
+                    // The hand-off clears its request before it takes anything: the first write made during it asks for
+                    // a hand-off of its own (and is taken by this one too), so no write waits on a hand-off already ending.
+                    handOffPending = false;
                     var written = 0;
-                    queue.Drain(queued, (expected, payload) =>
+                    queue.HandOff(queued, (expected, payload) =>
                     {
                         Assert.Same(expected.Dequeue(), payload);
-                        if (written < step.InDrain.Length)
+                        if (written < step.InHandOff.Length)
                         {
-                            var during = ByteString.CopyFrom(new byte[step.InDrain[written++]]);
+                            var during = ByteString.CopyFrom(new byte[step.InHandOff[written++]]);
                             Assert.Equal(
-                                drainPending ? DotNettyWriteQueue.Outcome.Queued : DotNettyWriteQueue.Outcome.QueuedDrainNeeded,
+                                handOffPending ? DotNettyWriteQueue.Outcome.Queued : DotNettyWriteQueue.Outcome.QueuedHandOffNeeded,
                                 queue.TryEnqueue(during, long.MaxValue));
-                            drainPending = true;
+                            handOffPending = true;
                             expected.Enqueue(during);
                         }
                     });
@@ -96,7 +96,7 @@ public sealed class DotNettyWriteQueueModelTests
                     queuedBytes = 0;
                     break;
                 case Kind.Clear:
-                    // What a closing channel does with what it never wrote: dropped, counted out; a drain still asked for
+                    // What a closing channel does with what it never wrote: dropped, counted out; a hand-off still asked for
                     // finds nothing.
                     queue.Clear();
                     queued.Clear();
@@ -108,7 +108,7 @@ public sealed class DotNettyWriteQueueModelTests
         }
     }
 
-    // With a finite room, refusals race the drains: a refused writer tries again until taken, as Akka.Remote retries, and
+    // With a finite room, refusals race the hand-offs: a refused writer tries again until taken, as Akka.Remote retries, and
     // the bytes held never pass the room by more than what the writers racing the check can add at once.
     private static void RunConcurrently(int[][] writers, long room)
     {
@@ -117,21 +117,21 @@ public sealed class DotNettyWriteQueueModelTests
         var queue = new DotNettyWriteQueue(TimeProvider.System);
         var next = new int[writers.Length];
         var handed = 0;
-        using var drains = new SemaphoreSlim(0);
+        using var handOffs = new SemaphoreSlim(0);
         var stop = false;
 
-        // The event loop: one drain per request, never two at once.
+        // The event loop: one hand-off per request, never two at once.
         var loop = Task.Run(async () =>
         {
             while (true)
             {
-                await drains.WaitAsync();
+                await handOffs.WaitAsync();
                 if (Volatile.Read(ref stop))
                 {
                     return;
                 }
 
-                queue.Drain(next, (expected, payload) =>
+                queue.HandOff(next, (expected, payload) =>
                 {
                     var writer = BinaryPrimitives.ReadInt32LittleEndian(payload.Span);
                     var seq = BinaryPrimitives.ReadInt32LittleEndian(payload.Span[4..]);
@@ -162,24 +162,24 @@ public sealed class DotNettyWriteQueueModelTests
                 {
                 }
 
-                if (outcome == DotNettyWriteQueue.Outcome.QueuedDrainNeeded)
+                if (outcome == DotNettyWriteQueue.Outcome.QueuedHandOffNeeded)
                 {
-                    drains.Release();
+                    handOffs.Release();
                 }
             }
         })).ToArray());
 
-        // Every payload a writer queued reaches the loop through a drain some writer asked for.
+        // Every payload a writer queued reaches the loop through a hand-off some writer asked for.
         var total = writers.Sum(sizes => sizes.Length);
         SpinWait.SpinUntil(() => Volatile.Read(ref handed) == total || loop.IsCompleted, TimeSpan.FromSeconds(30));
         if (loop.IsFaulted)
         {
-            loop.GetAwaiter().GetResult(); // what the drain found wrong
+            loop.GetAwaiter().GetResult(); // what the hand-off found wrong
         }
 
-        Assert.True(Volatile.Read(ref handed) == total, $"{Volatile.Read(ref handed)} of {total} payloads handed on: a drain request was lost");
+        Assert.True(Volatile.Read(ref handed) == total, $"{Volatile.Read(ref handed)} of {total} payloads handed on: a hand-off request was lost");
         Volatile.Write(ref stop, true);
-        drains.Release();
+        handOffs.Release();
         loop.Wait(TimeSpan.FromSeconds(30));
         Assert.Equal(writers.Select(sizes => sizes.Length), next);
         Assert.Equal(0, queue.QueuedBytes);

@@ -3,8 +3,8 @@ using Google.Protobuf;
 namespace FlushBatching.Akka.Tests;
 
 /// <summary>
-/// The race between a drain clearing its flag and a writer queueing: in every round a write lands while a drain on
-/// another core starts, and no later write comes to push a payload the drain missed. A drain whose flag clear could be
+/// The race between a hand-off clearing its flag and a writer queueing: in every round a write lands while a hand-off on
+/// another core starts, and no later write comes to push a payload the hand-off missed. A hand-off whose flag clear could be
 /// reordered after its first look at the queue (a store then a load, with no full fence) strands that payload.
 /// </summary>
 public sealed class DotNettyWriteQueueRaceTests
@@ -14,7 +14,7 @@ public sealed class DotNettyWriteQueueRaceTests
     private const int Rounds = 2_000_000;
 
     [Fact]
-    public void A_write_racing_a_drain_is_drained_by_it_or_asks_for_another_in_every_round()
+    public void A_write_racing_a_hand_off_is_handed_off_by_it_or_asks_for_another_in_every_round()
     {
         var payload = ByteString.CopyFromUtf8("x");
         DotNettyWriteQueue queue = null!;
@@ -40,13 +40,13 @@ public sealed class DotNettyWriteQueueRaceTests
 
         for (var round = 1; round <= Rounds; round++)
         {
-            // A drain is due with nothing left to take: the write that asked for it was taken by the drain before
-            // (made while that one ran). So the coming drain finds the queue empty at its first look, the one
+            // A hand-off is due with nothing left to take: the write that asked for it was taken by the hand-off before
+            // (made while that one ran). So the coming hand-off finds the queue empty at its first look, the one
             // look that no interlocked dequeue fences.
             queue = new DotNettyWriteQueue(TimeProvider.System);
             queue.TryEnqueue(payload, long.MaxValue);
             var first = true;
-            queue.Drain(0, (_, _) =>
+            queue.HandOff(0, (_, _) =>
             {
                 if (first)
                 {
@@ -55,23 +55,23 @@ public sealed class DotNettyWriteQueueRaceTests
                 }
             });
             writerDone.Reset();
-            var drained = 0;
+            var handedOff = 0;
             Volatile.Write(ref go, round);
-            queue.Drain(0, (_, _) => drained++);
+            queue.HandOff(0, (_, _) => handedOff++);
             writerDone.Wait();
 
-            // What the writer was told decides whether a drain follows; nothing else will come.
-            if (writerOutcome == DotNettyWriteQueue.Outcome.QueuedDrainNeeded)
+            // What the writer was told decides whether a hand-off follows; nothing else will come.
+            if (writerOutcome == DotNettyWriteQueue.Outcome.QueuedHandOffNeeded)
             {
-                queue.Drain(0, (_, _) => drained++);
+                queue.HandOff(0, (_, _) => handedOff++);
             }
 
-            if (drained != 1)
+            if (handedOff != 1)
             {
                 stranded.Add(round);
             }
         }
 
-        Assert.True(stranded.Count == 0, $"{stranded.Count} of {Rounds} rounds left a payload queued with no drain to come (first: round {stranded.FirstOrDefault()})");
+        Assert.True(stranded.Count == 0, $"{stranded.Count} of {Rounds} rounds left a payload queued with no hand-off to come (first: round {stranded.FirstOrDefault()})");
     }
 }

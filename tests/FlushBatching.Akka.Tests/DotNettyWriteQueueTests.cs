@@ -4,31 +4,31 @@ using Microsoft.Extensions.Time.Testing;
 
 namespace FlushBatching.Akka.Tests;
 
-/// <summary>The DotNetty stack's write queue on its own, no channel: drain scheduling, order, the byte count.</summary>
+/// <summary>The DotNetty stack's write queue on its own, no channel: hand-off scheduling, order, the byte count.</summary>
 public sealed class DotNettyWriteQueueTests
 {
     private const long Room = 1024 * 1024;
     private readonly DotNettyWriteQueue _queue = new(TimeProvider.System);
 
     [Fact]
-    public void The_first_write_asks_for_a_drain_and_later_ones_ride_on_it_until_it_runs()
+    public void The_first_write_asks_for_a_hand_off_and_later_ones_ride_on_it_until_it_runs()
     {
-        Assert.Equal(DotNettyWriteQueue.Outcome.QueuedDrainNeeded, _queue.TryEnqueue(Payload(1), Room));
+        Assert.Equal(DotNettyWriteQueue.Outcome.QueuedHandOffNeeded, _queue.TryEnqueue(Payload(1), Room));
         Assert.Equal(DotNettyWriteQueue.Outcome.Queued, _queue.TryEnqueue(Payload(1), Room));
 
-        _queue.Drain(0, static (_, _) => { });
+        _queue.HandOff(0, static (_, _) => { });
 
-        Assert.Equal(DotNettyWriteQueue.Outcome.QueuedDrainNeeded, _queue.TryEnqueue(Payload(1), Room));
+        Assert.Equal(DotNettyWriteQueue.Outcome.QueuedHandOffNeeded, _queue.TryEnqueue(Payload(1), Room));
     }
 
     [Fact]
-    public void A_write_made_while_a_drain_runs_is_taken_by_it_or_asks_for_another()
+    public void A_write_made_while_a_hand_off_runs_is_taken_by_it_or_asks_for_another()
     {
         _queue.TryEnqueue(Payload(1), Room);
         var during = new List<DotNettyWriteQueue.Outcome>();
         var taken = 0;
 
-        _queue.Drain(0, (_, _) =>
+        _queue.HandOff(0, (_, _) =>
         {
             taken++;
             if (during.Count == 0)
@@ -37,15 +37,15 @@ public sealed class DotNettyWriteQueueTests
             }
         });
 
-        // The drain cleared its flag before taking: the write made during it asked for a drain of its own, and the
-        // running drain took it too, so nothing waits for a drain that will not come.
-        Assert.Equal(DotNettyWriteQueue.Outcome.QueuedDrainNeeded, Assert.Single(during));
+        // The hand-off cleared its flag before taking: the write made during it asked for a hand-off of its own, and the
+        // running hand-off took it too, so nothing waits for a hand-off that will not come.
+        Assert.Equal(DotNettyWriteQueue.Outcome.QueuedHandOffNeeded, Assert.Single(during));
         Assert.Equal(2, taken);
         Assert.Equal(0, _queue.QueuedBytes);
     }
 
     [Fact]
-    public void A_drain_hands_on_every_payload_in_order_as_the_same_instance()
+    public void A_hand_off_hands_on_every_payload_in_order_as_the_same_instance()
     {
         var payloads = Enumerable.Range(0, 100).Select(i => Payload(i % 7)).ToList();
         foreach (var payload in payloads)
@@ -54,14 +54,14 @@ public sealed class DotNettyWriteQueueTests
         }
 
         var handed = new List<ByteString>();
-        _queue.Drain(handed, static (list, payload) => list.Add(payload));
+        _queue.HandOff(handed, static (list, payload) => list.Add(payload));
 
         Assert.Equal(payloads.Count, handed.Count);
         Assert.All(payloads.Zip(handed), pair => Assert.Same(pair.First, pair.Second));
     }
 
     [Fact]
-    public void Writes_are_refused_once_the_bytes_queued_pass_the_room_and_taken_again_after_a_drain()
+    public void Writes_are_refused_once_the_bytes_queued_pass_the_room_and_taken_again_after_a_hand_off()
     {
         const int size = 100;
         const long room = 3 * (size + FramingSettings.HeaderLength);
@@ -77,14 +77,14 @@ public sealed class DotNettyWriteQueueTests
         Assert.Equal(DotNettyWriteQueue.Outcome.Refused, _queue.TryEnqueue(Payload(0), room));
         Assert.Equal(DotNettyWriteQueue.Outcome.Refused, _queue.TryEnqueue(Payload(0), room: -1));
 
-        _queue.Drain(0, static (_, _) => { });
+        _queue.HandOff(0, static (_, _) => { });
 
         Assert.Equal(0, _queue.QueuedBytes);
         Assert.NotEqual(DotNettyWriteQueue.Outcome.Refused, _queue.TryEnqueue(Payload(size), room));
     }
 
     [Fact]
-    public void A_long_drain_stops_counting_what_it_handed_on_after_each_16_KiB_not_only_at_its_end()
+    public void A_long_hand_off_stops_counting_what_it_handed_on_after_each_16_KiB_not_only_at_its_end()
     {
         const int size = 1000;
         const int count = 200;
@@ -95,7 +95,7 @@ public sealed class DotNettyWriteQueueTests
 
         var handed = 0L;
         var worstDoubleCount = 0L;
-        _queue.Drain(0, (_, _) =>
+        _queue.HandOff(0, (_, _) =>
         {
             handed += size + FramingSettings.HeaderLength;
             var stillCounted = _queue.QueuedBytes - (count * (size + FramingSettings.HeaderLength) - handed);
@@ -107,7 +107,7 @@ public sealed class DotNettyWriteQueueTests
     }
 
     [Fact]
-    public void A_drain_takes_off_what_it_handed_on_the_moment_that_reaches_16_KiB()
+    public void A_hand_off_takes_off_what_it_handed_on_the_moment_that_reaches_16_KiB()
     {
         const int frame = (int)DotNettyWriteQueue.UncountEvery / 2;
         for (var i = 0; i < 3; i++)
@@ -116,14 +116,14 @@ public sealed class DotNettyWriteQueueTests
         }
 
         var seen = new List<long>();
-        _queue.Drain(0, (_, _) => seen.Add(_queue.QueuedBytes));
+        _queue.HandOff(0, (_, _) => seen.Add(_queue.QueuedBytes));
 
         Assert.Equal([3 * frame, 3 * frame, frame], seen);
         Assert.Equal(0, _queue.QueuedBytes);
     }
 
     [Fact]
-    public void The_write_that_asks_for_a_drain_stamps_when_its_payloads_started_waiting()
+    public void The_write_that_asks_for_a_hand_off_stamps_when_its_payloads_started_waiting()
     {
         var clock = new FakeTimeProvider();
         var queue = new DotNettyWriteQueue(clock);
@@ -131,10 +131,10 @@ public sealed class DotNettyWriteQueueTests
 
         queue.TryEnqueue(Payload(1), Room);
         clock.Advance(TimeSpan.FromMilliseconds(5));
-        queue.TryEnqueue(Payload(1), Room); // rides on the drain already due: the oldest payload still waits since the first
+        queue.TryEnqueue(Payload(1), Room); // rides on the hand-off already due: the oldest payload still waits since the first
 
         Assert.Equal(first, queue.WaitingSince);
-        queue.Drain(0, (_, _) => { });
+        queue.HandOff(0, (_, _) => { });
         var second = clock.GetTimestamp();
         queue.TryEnqueue(Payload(1), Room);
         Assert.Equal(second, queue.WaitingSince);
@@ -149,7 +149,7 @@ public sealed class DotNettyWriteQueueTests
         _queue.Clear();
 
         var handed = 0;
-        _queue.Drain(0, (_, _) => handed++);
+        _queue.HandOff(0, (_, _) => handed++);
         Assert.Equal(0, handed);
         Assert.Equal(0, _queue.QueuedBytes);
     }

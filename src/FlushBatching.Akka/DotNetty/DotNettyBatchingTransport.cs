@@ -14,7 +14,7 @@ namespace FlushBatching.Akka;
 /// <para>
 /// Pick it to keep Akka.Remote's I/O on DotNetty while gaining every batching key, or to tell how much of
 /// <see cref="BatchingTcpTransport"/>'s gain comes from batching and how much from the core's I/O. Each write queues
-/// Akka's payload as it is; one drain per idle-to-busy change hands what is queued to the batching handler, which
+/// Akka's payload as it is; one hand-off per idle-to-busy change hands what is queued to the batching handler, which
 /// writes each length prefix, copies small frames once into a combine buffer and passes large ones through uncopied.
 /// Accepted channels run on <c>server-socket-worker-pool</c> event loops, outbound ones on
 /// <c>client-socket-worker-pool</c> event loops, sized as stock sizes them.

@@ -10,8 +10,8 @@ namespace FlushBatching.Akka;
 
 /// <summary>
 /// A DotNetty channel as the adapter's <see cref="ITransportConnection"/>. <see cref="TryWrite"/> puts Akka's payload
-/// (an immutable ByteString, not a copy) on a <see cref="DotNettyWriteQueue"/> and, only when no drain is due,
-/// schedules one on the channel's event loop; the drain hands each payload to the pipeline's
+/// (an immutable ByteString, not a copy) on a <see cref="DotNettyWriteQueue"/> and, only when no hand-off is due,
+/// schedules one on the channel's event loop; the hand-off hands each payload to the pipeline's
 /// <see cref="DotNettyPipelineTail"/>, and <c>BatchingWriterHandler</c> writes its length prefix, combines small frames
 /// with one copy, passes large ones through and decides the flushes.
 /// </summary>
@@ -28,8 +28,8 @@ namespace FlushBatching.Akka;
 /// </remarks>
 internal sealed class DotNettyConnection : ITransportConnection
 {
-    private static readonly Action<object> DrainTask = static state => ((DotNettyConnection)state).Drain();
-    private static readonly Action<object> CloseTask = static state => ((DotNettyConnection)state).DrainThenClose();
+    private static readonly Action<object> HandOffTask = static state => ((DotNettyConnection)state).HandOff();
+    private static readonly Action<object> CloseTask = static state => ((DotNettyConnection)state).HandOffThenClose();
 
     private readonly IChannel _channel;
     private readonly ConnectionSettings _settings;
@@ -43,7 +43,7 @@ internal sealed class DotNettyConnection : ITransportConnection
     /// <param name="channel">The channel, its pipeline not built yet.</param>
     /// <param name="settings">The connection's settings.</param>
     /// <param name="judge">With TLS, what judges the peer's certificate in the handshake; <c>null</c> without.</param>
-    /// <param name="batching">The pipeline's batching handler, told when each drain's payloads were queued.</param>
+    /// <param name="batching">The pipeline's batching handler, told when each hand-off's payloads were queued.</param>
     public DotNettyConnection(IChannel channel, ConnectionSettings settings, PeerJudge? judge, BatchingWriterHandler batching)
     {
         _channel = channel;
@@ -82,14 +82,14 @@ internal sealed class DotNettyConnection : ITransportConnection
         }
 
         // Unsent bytes are those queued here for the event loop and those in the channel's outbound buffer: a write
-        // is refused once they pass the high-water mark, even while a busy event loop has not drained the queue.
+        // is refused once they pass the high-water mark, even while a busy event loop has not taken the queue.
         var room = _channel.IsWritable ? _channel.Unsafe.OutboundBuffer?.BytesBeforeUnwritable() ?? 0 : -1;
         switch (_queue.TryEnqueue(payload, room))
         {
             case DotNettyWriteQueue.Outcome.Refused:
                 _metrics.RecordRefused();
                 return false;
-            case DotNettyWriteQueue.Outcome.QueuedDrainNeeded when !TryRunOnEventLoop(DrainTask):
+            case DotNettyWriteQueue.Outcome.QueuedHandOffNeeded when !TryRunOnEventLoop(HandOffTask):
                 // The transport is stopping the event loops under this write: the channel is gone.
                 _queue.Clear();
                 return false;
@@ -147,17 +147,17 @@ internal sealed class DotNettyConnection : ITransportConnection
         return ip.Address.IsIPv4MappedToIPv6 ? new IPEndPoint(ip.Address.MapToIPv4(), ip.Port) : ip;
     }
 
-    // The queue delay of what this drain writes counts from when the write that asked for it was queued.
-    private void Drain()
+    // The queue delay of what this hand-off writes counts from when the write that asked for it was queued.
+    private void HandOff()
     {
         _batching.QueuedSince = _queue.WaitingSince;
-        _queue.Drain(Tail, static (tail, payload) => tail.Write(payload));
+        _queue.HandOff(Tail, static (tail, payload) => tail.Write(payload));
         _batching.QueuedSince = 0;
     }
 
-    private void DrainThenClose()
+    private void HandOffThenClose()
     {
-        Drain();
+        HandOff();
         Tail.FlushThenClose(_channel);
     }
 

@@ -6,24 +6,24 @@ namespace FlushBatching.Akka;
 
 /// <summary>
 /// The payloads a DotNetty connection has accepted and its event loop has not taken yet. Writers on any thread add;
-/// one drain at a time, on the event loop, takes them in order. It counts the frame bytes it holds, so that a write is
+/// one hand-off at a time, on the event loop, takes them in order. It counts the frame bytes it holds, so that a write is
 /// refused once they pass the room the channel's outbound buffer has left below its high-water mark: a busy event loop
-/// cannot let one burst queue without bound. No channel here: the connection passes the room in and runs the drain.
+/// cannot let one burst queue without bound. No channel here: the connection passes the room in and runs the hand-off.
 /// </summary>
 /// <remarks>
-/// The count a drain hands on is taken off after every <see cref="UncountEvery"/> bytes and at the drain's end, not per
+/// What a hand-off hands on is taken off the count after every <see cref="UncountEvery"/> bytes and at the hand-off's end, not per
 /// payload: a count that writing threads and the event loop both changed per message would move between their cores
 /// each time. Until taken off, bytes handed on are counted twice (here and in the outbound buffer), by at most that much.
 /// </remarks>
 internal sealed class DotNettyWriteQueue
 {
-    /// <summary>How many bytes a drain hands on before it takes them off the count: 16 KiB, whatever the batch size.</summary>
+    /// <summary>How many bytes a hand-off hands on before it takes them off the count: 16 KiB, whatever the batch size.</summary>
     public const long UncountEvery = 16 * 1024;
 
     private readonly ConcurrentQueue<ByteString> _queue = new();
     private readonly TimeProvider _time;
     private long _queuedBytes;
-    private int _drainScheduled;
+    private int _handOffScheduled;
     private long _waitingSince;
 
     /// <param name="time">The clock <see cref="WaitingSince"/> is read from: the connection's.</param>
@@ -35,19 +35,19 @@ internal sealed class DotNettyWriteQueue
         /// <summary>Nothing was queued: the bytes held passed the room.</summary>
         Refused,
 
-        /// <summary>Queued; a drain is already due and will take it.</summary>
+        /// <summary>Queued; a hand-off is already due and will take it.</summary>
         Queued,
 
-        /// <summary>Queued, and no drain is due: the caller must schedule one.</summary>
-        QueuedDrainNeeded,
+        /// <summary>Queued, and no hand-off is due: the caller must schedule one.</summary>
+        QueuedHandOffNeeded,
     }
 
-    /// <summary>The frame bytes held (payloads and their prefixes), less what a running drain has taken off.</summary>
+    /// <summary>The frame bytes held (payloads and their prefixes), less what a running hand-off has taken off.</summary>
     public long QueuedBytes => Volatile.Read(ref _queuedBytes);
 
     /// <summary>
-    /// When the write that asked for the coming drain was queued, as a timestamp: the oldest payload a drain hands on
-    /// waited at most since then. Read on the event loop before <see cref="Drain{TState}"/>; one clock read per drain.
+    /// When the write that asked for the coming hand-off was queued, as a timestamp: the oldest payload a hand-off hands on
+    /// waited at most since then. Read on the event loop before <see cref="HandOff{TState}"/>; one clock read per hand-off.
     /// </summary>
     public long WaitingSince => Volatile.Read(ref _waitingSince);
 
@@ -63,24 +63,24 @@ internal sealed class DotNettyWriteQueue
 
         Interlocked.Add(ref _queuedBytes, FrameLength(payload));
         _queue.Enqueue(payload);
-        if (Interlocked.Exchange(ref _drainScheduled, 1) != 0)
+        if (Interlocked.Exchange(ref _handOffScheduled, 1) != 0)
         {
             return Outcome.Queued;
         }
 
-        // Written before the caller schedules the drain, so that drain reads it.
+        // Written before the caller schedules the hand-off, so that hand-off reads it.
         Volatile.Write(ref _waitingSince, _time.GetTimestamp());
-        return Outcome.QueuedDrainNeeded;
+        return Outcome.QueuedHandOffNeeded;
     }
 
     /// <summary>On the event loop: hands every payload queued to <paramref name="write"/>, in order.</summary>
-    public void Drain<TState>(TState state, Action<TState, ByteString> write)
+    public void HandOff<TState>(TState state, Action<TState, ByteString> write)
     {
-        // Clear the flag before taking payloads: a write racing with this drain either is taken below or asks anew.
+        // Clear the flag before taking payloads: a write racing with this hand-off either is taken below or asks anew.
         // A full fence, not a volatile store: a store followed by a load may be reordered (on x64 too), and a writer
-        // that still saw the flag set after its enqueue, while this drain's look at the queue came first, would strand
+        // that still saw the flag set after its enqueue, while this hand-off's look at the queue came first, would strand
         // its payload until the next write. Interlocked.Exchange orders the store before the reads below.
-        Interlocked.Exchange(ref _drainScheduled, 0);
+        Interlocked.Exchange(ref _handOffScheduled, 0);
         long taken = 0;
         while (_queue.TryDequeue(out var payload))
         {
