@@ -177,14 +177,13 @@ internal sealed record BatchingTransportSettings
         _ => throw new InvalidSettingException(FramingSettings.ByteOrderKey, text, "little-endian or big-endian"),
     };
 
-    // 0b (Akka's own default for both keys, and this package's) means the core's default: eight maximum-size frames
-    // for the high mark, and half the high mark for the low one, so that setting only the high mark never fails on a
-    // low mark the user did not write.
+    // 0b (Akka's own default for both keys, and this package's) leaves the core's default: eight maximum-size frames for
+    // the high mark, half the high mark for the low one.
     private static ConnectionSettings WithWaterMarks(SectionReader read, ConnectionSettings framed)
     {
-        var high = read.Size(ConnectionSettings.HighWaterMarkKey) is var set and not 0 ? set : framed.WriteBufferHighWaterMark;
+        var high = read.Size(ConnectionSettings.HighWaterMarkKey);
         var low = read.Size(ConnectionSettings.LowWaterMarkKey);
-        return framed.WithWriteBufferWaterMarks(high, low == 0 ? high / 2 : low);
+        return framed.WithWriteBufferWaterMarksOrDefaults(high == 0 ? null : high, low == 0 ? null : low);
     }
 
     // As stock sizes its event loop groups: the processor count times pool-size-factor, rounded up, kept between

@@ -230,19 +230,26 @@ public sealed record ConnectionSettings
     /// Returns a copy with both back-pressure marks set: <paramref name="high"/> from 1 byte to
     /// <see cref="MaxWriteBufferWaterMark"/>, <paramref name="low"/> at least 0 and below <paramref name="high"/>.
     /// </summary>
-    public ConnectionSettings WithWriteBufferWaterMarks(long high, long low)
+    public ConnectionSettings WithWriteBufferWaterMarks(long high, long low) => WithWriteBufferWaterMarksOrDefaults(high, low);
+
+    /// <summary>
+    /// Returns a copy with the marks given set and the others left to their defaults (the low one half the high one),
+    /// checked as <see cref="WithWriteBufferWaterMarks"/> checks them: how a configuration that sets only one reads.
+    /// </summary>
+    internal ConnectionSettings WithWriteBufferWaterMarksOrDefaults(long? high, long? low)
     {
         if (high is < 1 or > MaxWriteBufferWaterMark)
         {
-            throw new InvalidSettingException(HighWaterMarkKey, SettingText.FormatSize(high), $"a size from 1b to {SettingText.FormatSize(MaxWriteBufferWaterMark)}, which every stack can hold");
+            throw new InvalidSettingException(HighWaterMarkKey, SettingText.FormatSize(high.Value), $"a size from 1b to {SettingText.FormatSize(MaxWriteBufferWaterMark)}, which every stack can hold");
         }
 
-        if (low < 0 || low >= high)
+        var marks = this with { ExplicitHighWaterMark = high ?? ExplicitHighWaterMark, ExplicitLowWaterMark = low ?? ExplicitLowWaterMark };
+        if (low is { } set && (set < 0 || set >= marks.WriteBufferHighWaterMark))
         {
-            throw new InvalidSettingException(LowWaterMarkKey, SettingText.FormatSize(low), $"a size from 0b to below {HighWaterMarkKey} ({SettingText.FormatSize(high)})");
+            throw new InvalidSettingException(LowWaterMarkKey, SettingText.FormatSize(set), $"a size from 0b to below {HighWaterMarkKey} ({SettingText.FormatSize(marks.WriteBufferHighWaterMark)})");
         }
 
-        return this with { ExplicitHighWaterMark = high, ExplicitLowWaterMark = low };
+        return marks;
     }
 
     /// <summary>Returns a copy that reads time from <paramref name="timeProvider"/>.</summary>

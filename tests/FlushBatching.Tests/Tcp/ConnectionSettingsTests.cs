@@ -34,6 +34,21 @@ public class ConnectionSettingsTests
     }
 
     [Fact]
+    public void A_mark_set_alone_leaves_the_other_to_its_rule_the_low_one_half_the_high_one()
+    {
+        var highOnly = ConnectionSettings.Default.WithWriteBufferWaterMarksOrDefaults(high: 300_000, low: null);
+        var lowOnly = ConnectionSettings.Default.WithWriteBufferWaterMarksOrDefaults(high: null, low: 100_000);
+
+        Assert.Equal((300_000L, 150_000L), (highOnly.WriteBufferHighWaterMark, highOnly.WriteBufferLowWaterMark));
+        // The default high mark still follows the frame size: it was not frozen by setting the low one.
+        var largeFrames = lowOnly.WithFraming(FramingSettings.Default.WithMaximumFrameSize(2_000_000));
+        Assert.Equal((16_000_000L, 100_000L), (largeFrames.WriteBufferHighWaterMark, largeFrames.WriteBufferLowWaterMark));
+        var refused = Assert.Throws<InvalidSettingException>(() => ConnectionSettings.Default.WithWriteBufferWaterMarksOrDefaults(high: null, low: 1_024_000));
+        Assert.StartsWith("Invalid value '1000k' for 'write-buffer-low-water-mark'", refused.Message);
+        Assert.Contains("below write-buffer-high-water-mark (1000k)", refused.Message);
+    }
+
+    [Fact]
     public void The_default_high_water_mark_stops_at_what_every_stack_can_hold()
     {
         var settings = ConnectionSettings.Default.WithFraming(FramingSettings.Default.WithMaximumFrameSize(int.MaxValue));
