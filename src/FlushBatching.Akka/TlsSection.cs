@@ -17,6 +17,9 @@ internal static class TlsSection
     private const string SuppressValidationKey = SslPrefix + "suppress-validation";
     private const string RequireMutualAuthenticationKey = SslPrefix + "require-mutual-authentication";
     private const string ValidateCertificateHostnameKey = SslPrefix + "validate-certificate-hostname";
+    private const string PathKey = SslPrefix + TlsSettings.CertificatePathKey;
+    private const string StoreNameKey = SslPrefix + TlsSettings.CertificateStoreNameKey;
+    private const string ThumbprintKey = SslPrefix + TlsSettings.CertificateThumbprintKey;
 
     private static readonly Dictionary<string, X509KeyStorageFlags> KeyStorageFlags = new()
     {
@@ -33,7 +36,7 @@ internal static class TlsSection
         if (sslSetup is not null)
         {
             // As stock 1.5.74: a certificate given in code wins over the section, whose ssl keys are then ignored.
-            if (!string.IsNullOrWhiteSpace(read.Text(CertificatePrefix + "path")) || !string.IsNullOrWhiteSpace(read.Text(CertificatePrefix + "thumbprint")))
+            if (!string.IsNullOrWhiteSpace(read.Text(PathKey)) || !string.IsNullOrWhiteSpace(read.Text(ThumbprintKey)))
             {
                 log?.Warning("Both DotNettySslSetup and HOCON SSL configuration are present. DotNettySslSetup takes precedence and HOCON SSL settings will be ignored.");
             }
@@ -59,17 +62,22 @@ internal static class TlsSection
         TlsSettings tls;
         if (byThumbprint)
         {
-            var thumbprint = read.Text(CertificatePrefix + "thumbprint");
+            var thumbprint = read.Text(ThumbprintKey);
             if (string.IsNullOrWhiteSpace(thumbprint))
             {
-                throw new InvalidSettingException(CertificatePrefix + "thumbprint", thumbprint, "a certificate thumbprint when use-thumbprint-over-file is on");
+                throw new InvalidSettingException(ThumbprintKey, thumbprint, "a certificate thumbprint when use-thumbprint-over-file is on");
             }
 
-            tls = TlsSettings.FromStore(ParseStoreName(read.Text(CertificatePrefix + "store-name")), ParseStoreLocation(read.Text(CertificatePrefix + "store-location")), thumbprint);
+            var storeName = ParseStoreName(read.Text(StoreNameKey));
+            var storeLocation = ParseStoreLocation(read.Text(CertificatePrefix + "store-location"));
+            tls = read.Apply(() => TlsSettings.FromStore(storeName, storeLocation, thumbprint), StoreNameKey, ThumbprintKey);
         }
         else
         {
-            tls = TlsSettings.FromPfxFile(read.Text(CertificatePrefix + "path"), read.Text(CertificatePrefix + "password"), ParseFlags(read.Config.GetStringList(CertificatePrefix + "flags")));
+            var path = read.Text(PathKey);
+            var password = read.Text(CertificatePrefix + "password");
+            var flags = ParseFlags(read.Config.GetStringList(CertificatePrefix + "flags"));
+            tls = read.Apply(() => TlsSettings.FromPfxFile(path, password, flags), PathKey);
         }
 
         return Judging(tls, suppressValidation, requireMutualAuthentication, validateHostname, customValidator: null, log);
@@ -99,7 +107,7 @@ internal static class TlsSection
 
         return Enum.TryParse<StoreName>(value, ignoreCase: true, out var name) && Enum.IsDefined(name)
             ? name
-            : throw new InvalidSettingException(CertificatePrefix + "store-name", value, $"empty, or one of {string.Join(", ", Enum.GetNames<StoreName>())}");
+            : throw new InvalidSettingException(StoreNameKey, value, $"empty, or one of {string.Join(", ", Enum.GetNames<StoreName>())}");
     }
 
     private static StoreLocation ParseStoreLocation(string value) => value switch

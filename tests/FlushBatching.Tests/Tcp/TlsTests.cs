@@ -75,14 +75,14 @@ public sealed class TlsTests : IDisposable
         }
 
         var missing = Assert.Throws<InvalidSettingException>(() => TlsSettings.FromStore(StoreName.My, StoreLocation.CurrentUser, "00" + certificate.Thumbprint[2..]));
-        Assert.Equal("ssl.certificate.thumbprint", missing.Key);
+        Assert.Equal("certificate.thumbprint", missing.Key);
     }
 
     [Fact]
     public void A_pfx_file_that_is_missing_or_has_another_password_is_refused_naming_the_key()
     {
         var missing = Assert.Throws<InvalidSettingException>(() => TlsSettings.FromPfxFile("/nonexistent/node.pfx", "x"));
-        Assert.Equal("ssl.certificate.path", missing.Key);
+        Assert.Equal("certificate.path", missing.Key);
         var wrongPassword = Assert.Throws<InvalidSettingException>(() => TlsSettings.FromPfxFile(_certificate.PfxPath, "wrong"));
         Assert.Equal(_certificate.PfxPath, wrongPassword.Value);
     }
@@ -187,7 +187,7 @@ public sealed class TlsTests : IDisposable
         var publicOnly = authority.WithoutPrivateKey(authority.IssueForLoopback());
 
         var e = Assert.Throws<InvalidSettingException>(() => TlsSettings.FromPfxFile(publicOnly, TestCertificateAuthority.Password));
-        Assert.Equal("ssl.certificate.path", e.Key);
+        Assert.Equal("certificate.path", e.Key);
         Assert.Contains("no private key", e.Message);
         using var certificate = X509CertificateLoader.LoadPkcs12FromFile(publicOnly, TestCertificateAuthority.Password);
         Assert.Throws<ArgumentException>(() => TlsSettings.FromCertificate(certificate));
