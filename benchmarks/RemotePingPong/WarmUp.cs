@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Runtime;
+using FlushBatching.Benchmarks.Shared;
 
 namespace RemotePingPong;
 
@@ -19,6 +20,9 @@ internal static class WarmUp
     private const double QuietShare = 0.02;
 
     /// <summary>Warm-up time at most; zero runs one round.</summary>
+    // Clients per warm-up round: enough to fill the batches a measured row will see.
+    private const int Clients = 5;
+
     public static TimeSpan Limit { get; set; } = TimeSpan.FromSeconds(90);
 
     public static async Task UntilJitQuietAsync(Func<Task> round)
@@ -44,4 +48,21 @@ internal static class WarmUp
     }
 
     private static string Rounds(int rounds) => rounds == 1 ? "1 round" : $"{rounds} rounds";
+
+    /// <summary>
+    /// Rounds of pings on every transport, not counted, until the JIT is quiet: tiered compilation, the thread pool and
+    /// buffer pools settle before anything is measured, or the first rows run while the JIT is still at work.
+    /// </summary>
+    public static async Task EveryTransportAsync(EchoHost echoes, TransportUnderTest[] transports, int messages, int payload, FrameCounter counter)
+    {
+        var warmUpMessages = Math.Min(messages, 10_000);
+        Console.WriteLine($"warm-up: rounds of {Clients} clients x {warmUpMessages} messages on every transport, not counted");
+        await UntilJitQuietAsync(async () =>
+        {
+            foreach (var transport in transports)
+            {
+                await PingPongRun.ThroughputAsync(echoes, transport, Clients, warmUpMessages, payload, counter);
+            }
+        });
+    }
 }
