@@ -9,25 +9,17 @@ namespace FlushBatching.DotNetty;
 /// end once a whole pass of the loop's queue brought no new write. It stops as soon as nothing is pending.
 /// </summary>
 /// <remarks>Touched on the channel's event loop only, by the one handler that owns it.</remarks>
-internal sealed class BurstEndCheck
+/// <param name="policy">Whose pending writes the check waits on.</param>
+/// <param name="onBurstEnd">Called on the event loop when writes are pending and a pass of its queue brought no new write.</param>
+internal sealed class BurstEndCheck(FlushPolicy policy, Action onBurstEnd)
 {
     private static readonly Action<object> RunTask = static state => ((BurstEndCheck)state).Run();
 
-    private readonly FlushPolicy _policy;
-    private readonly Action _onBurstEnd;
     private IEventExecutor? _executor;
     private bool _queued;
     private bool _lookedAgain;
     private long _writes;
     private long _writesWhenQueued;
-
-    /// <param name="policy">Whose pending writes the check waits on.</param>
-    /// <param name="onBurstEnd">Called on the event loop when writes are pending and a pass of its queue brought no new write.</param>
-    public BurstEndCheck(FlushPolicy policy, Action onBurstEnd)
-    {
-        _policy = policy;
-        _onBurstEnd = onBurstEnd;
-    }
 
     /// <summary>Counts a write, whether or not it leaves anything pending.</summary>
     public void CountWrite() => _writes++;
@@ -53,7 +45,7 @@ internal sealed class BurstEndCheck
     private void Run()
     {
         _queued = false;
-        if (!_policy.HasPending)
+        if (!policy.HasPending)
         {
             return;
         }
@@ -66,6 +58,6 @@ internal sealed class BurstEndCheck
             return;
         }
 
-        _onBurstEnd();
+        onBurstEnd();
     }
 }

@@ -7,7 +7,9 @@ namespace FlushBatching.DotNetty;
 /// callback on the channel's event loop, so the handler's state stays on that loop.
 /// </summary>
 /// <remarks>Armed, disarmed and disposed on the channel's event loop only, by the one handler that owns it.</remarks>
-internal sealed class IntervalTimer
+/// <param name="timeProvider">Whose timer to use.</param>
+/// <param name="onDue">Called on the event loop when an armed timer fires.</param>
+internal sealed class IntervalTimer(TimeProvider timeProvider, Action onDue)
 {
     private static readonly Action<object> RunTask = static state => ((IntervalTimer)state).Run();
     private static readonly TimerCallback OnFired = static state =>
@@ -21,19 +23,9 @@ internal sealed class IntervalTimer
         }
     };
 
-    private readonly TimeProvider _timeProvider;
-    private readonly Action _onDue;
     private IEventExecutor? _executor;
     private ITimer? _timer;
     private bool _armed;
-
-    /// <param name="timeProvider">Whose timer to use.</param>
-    /// <param name="onDue">Called on the event loop when an armed timer fires.</param>
-    public IntervalTimer(TimeProvider timeProvider, Action onDue)
-    {
-        _timeProvider = timeProvider;
-        _onDue = onDue;
-    }
 
     /// <summary>Whether the timer is armed and has not fired yet.</summary>
     public bool IsArmed => _armed;
@@ -42,7 +34,7 @@ internal sealed class IntervalTimer
     public void Arm(IEventExecutor executor, TimeSpan due)
     {
         _executor = executor;
-        _timer ??= _timeProvider.CreateTimer(OnFired, this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+        _timer ??= timeProvider.CreateTimer(OnFired, this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
         _timer.Change(due, Timeout.InfiniteTimeSpan);
         _armed = true;
     }
@@ -69,6 +61,6 @@ internal sealed class IntervalTimer
     private void Run()
     {
         _armed = false;
-        _onDue();
+        onDue();
     }
 }

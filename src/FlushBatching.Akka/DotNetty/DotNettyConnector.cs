@@ -1,0 +1,103 @@
+using System.Net;
+using System.Security.Authentication;
+using DotNetty.Transport.Bootstrapping;
+using DotNetty.Transport.Channels;
+using DotNetty.Transport.Channels.Sockets;
+using FlushBatching.Tcp;
+
+namespace FlushBatching.Akka;
+
+/// <summary>
+/// The DotNetty stack's connector: opens channels on the client event loops, connecting and the TLS handshake together
+/// within one bound, <c>connection-timeout</c>, and maps a failed handshake to the core's refusal.
+/// </summary>
+internal sealed class DotNettyConnector
+{
+    private readonly MultithreadEventLoopGroup _group;
+    private readonly Func<IChannel, bool> _keepOrClose;
+
+    /// <param name="group">The client event loops, sized by <c>client-socket-worker-pool</c>.</param>
+    /// <param name="keepOrClose">Holds a new channel for the stack's stop, or closes it once the stack is stopping.</param>
+    public DotNettyConnector(MultithreadEventLoopGroup group, Func<IChannel, bool> keepOrClose)
+    {
+        _group = group;
+        _keepOrClose = keepOrClose;
+    }
+
+    public async Task<ITransportConnection> ConnectAsync(IPEndPoint endpoint, ConnectionSettings settings)
+    {
+        DotNettyConnection? connection = null;
+        var bootstrap = new Bootstrap()
+            .Group(_group)
+            .Channel<TcpSocketChannel>()
+            // DotNetty's own connect timeout a second past the bound below, so that the bound (one for connecting and
+            // the handshake together) is the one that fires; DotNetty's is only a backstop.
+            .Option(ChannelOption.ConnectTimeout, settings.ConnectTimeout + TimeSpan.FromSeconds(1))
+            .Handler(new ActionChannelInitializer<IChannel>(channel =>
+            {
+                connection = DotNettyPipeline.Build(channel, settings, targetHost: endpoint.Address.ToString());
+                _keepOrClose(channel);
+            }));
+        DotNettyPipeline.ApplyChannelOptions(settings, (option, value) => bootstrap.Option(option, value), (option, value) => bootstrap.Option(option, value));
+
+        // One bound for connecting and the handshake together, as the core's connector has. Past it, or on any failure,
+        // the channel is closed: a handshake that succeeded after the bound must not leave a connection nobody owns.
+        async Task<ITransportConnection> ConnectAndHandshakeAsync()
+        {
+            await bootstrap.ConnectAsync(endpoint).ConfigureAwait(false);
+            await connection!.Ready.ConfigureAwait(false);
+            return connection;
+        }
+
+        var connecting = ConnectAndHandshakeAsync();
+        try
+        {
+            return await connecting.WaitAsync(settings.ConnectTimeout).ConfigureAwait(false);
+        }
+        // The bound above; DotNetty's own (ConnectTimeoutException) only if this machine stalled past both.
+        catch (Exception e) when (e is TimeoutException or ConnectTimeoutException)
+        {
+            connection?.Abort();
+            // What ends after the bound is this method's alone: a late success is closed, a late failure observed.
+            _ = connecting.ContinueWith(
+                static late =>
+                {
+                    if (late.IsCompletedSuccessfully)
+                    {
+                        late.Result.Abort();
+                    }
+                    else
+                    {
+                        _ = late.Exception;
+                    }
+                },
+                CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+            throw SetupTimeouts.Connecting(endpoint, settings.ConnectTimeout, e);
+        }
+        catch (Exception e) when (Refusal(e) is { } refused)
+        {
+            // DotNetty's TlsHandler fails the channel with its error wrapped: the same refusal as the core's connector.
+            connection?.Abort();
+            throw new AuthenticationException($"The TLS handshake with {endpoint} failed: {refused.Message}", refused);
+        }
+        catch
+        {
+            connection?.Abort();
+            throw;
+        }
+    }
+
+    // The handshake's own refusal, however deep DotNetty wrapped it.
+    private static AuthenticationException? Refusal(Exception? e)
+    {
+        for (; e is not null; e = e.InnerException)
+        {
+            if (e is AuthenticationException refused)
+            {
+                return refused;
+            }
+        }
+
+        return null;
+    }
+}

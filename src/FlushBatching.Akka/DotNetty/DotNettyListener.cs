@@ -1,0 +1,89 @@
+using System.Net;
+using System.Net.Sockets;
+using DotNetty.Transport.Bootstrapping;
+using DotNetty.Transport.Channels;
+using DotNetty.Transport.Channels.Sockets;
+using FlushBatching.Tcp;
+
+namespace FlushBatching.Akka;
+
+/// <summary>
+/// The DotNetty stack's listener: accepts channels on the server event loops, announces each one once its handshake is
+/// done within <c>connection-timeout</c>, and stops accepting without dropping a connection accepted at that moment.
+/// </summary>
+internal sealed class DotNettyListener
+{
+    private readonly ConnectionSettings _settings;
+    private readonly MultithreadEventLoopGroup _group;
+    private readonly Func<IChannel, bool> _keepOrClose;
+    private readonly TimeSpan _stepBound;
+    private Socket? _listening;
+    private IChannel? _server;
+
+    /// <param name="settings">Every accepted connection's settings.</param>
+    /// <param name="group">The server event loops, sized by <c>server-socket-worker-pool</c>.</param>
+    /// <param name="keepOrClose">Holds an accepted channel for the stack's stop, or closes it once the stack is stopping.</param>
+    /// <param name="stepBound">How long stopping waits for the server channel to close itself.</param>
+    public DotNettyListener(ConnectionSettings settings, MultithreadEventLoopGroup group, Func<IChannel, bool> keepOrClose, TimeSpan stepBound)
+    {
+        _settings = settings;
+        _group = group;
+        _keepOrClose = keepOrClose;
+        _stepBound = stepBound;
+    }
+
+    public async Task<IPEndPoint> ListenAsync(IPEndPoint endpoint, Action<ITransportConnection> onInbound, Action<Exception> onRejected)
+    {
+        // Our own listening socket, so that StopListeningAsync can close it under the channel: see there.
+        var listening = new Socket(SocketType.Stream, ProtocolType.Tcp);
+        _listening = listening;
+        var bootstrap = new ServerBootstrap()
+            .Group(_group)
+            .ChannelFactory(() => new TcpServerSocketChannel(listening))
+            .Option(ChannelOption.SoBacklog, _settings.Backlog)
+            .ChildHandler(new ActionChannelInitializer<IChannel>(channel =>
+            {
+                if (_keepOrClose(channel))
+                {
+                    _ = AnnounceWhenReadyAsync(DotNettyPipeline.Build(channel, _settings, targetHost: null), _settings.ConnectTimeout, onInbound, onRejected);
+                }
+            }));
+        DotNettyPipeline.ApplyChannelOptions(_settings, (option, value) => bootstrap.ChildOption(option, value), (option, value) => bootstrap.ChildOption(option, value));
+        _server = await bootstrap.BindAsync(endpoint).ConfigureAwait(false);
+        return DotNettyConnection.Unmapped(_server.LocalAddress);
+    }
+
+    /// <summary>
+    /// Stops accepting, and hands on a connection accepted at that moment rather than leave it open. DotNetty's server
+    /// channel, when closed, drops an accept that completed but that its event loop had not taken yet: the socket stays
+    /// open and no one owns it, so its peer waits forever. Closing the listening socket instead lets the channel take
+    /// such an accept (the next one fails), then close itself.
+    /// </summary>
+    public async Task StopListeningAsync()
+    {
+        if (Interlocked.Exchange(ref _server, null) is { } server)
+        {
+            _listening!.Dispose();
+            await Task.WhenAny(server.CloseCompletion, Task.Delay(_stepBound)).ConfigureAwait(false);
+            await server.CloseAsync().ConfigureAwait(false);
+        }
+    }
+
+    // An accepted channel is announced once its TLS handshake is done; one that has not finished it within
+    // connection-timeout (a peer that never speaks, or stops halfway) is closed, as the core's listener closes it.
+    private static async Task AnnounceWhenReadyAsync(DotNettyConnection connection, TimeSpan bound, Action<ITransportConnection> onInbound, Action<Exception> onRejected)
+    {
+        try
+        {
+            await connection.Ready.WaitAsync(bound).ConfigureAwait(false);
+            onInbound(connection);
+        }
+        catch (Exception e)
+        {
+            connection.Abort();
+            onRejected(e is TimeoutException
+                ? SetupTimeouts.Handshake(connection.ToString(), bound, e)
+                : new IOException($"The connection {connection} was dropped while setting up: {e.Message}", e));
+        }
+    }
+}
