@@ -4,6 +4,7 @@ using DotNetty.Transport.Channels.Embedded;
 using FlushBatching.Batching;
 using FlushBatching.Diagnostics;
 using FlushBatching.Framing;
+using Microsoft.Extensions.Time.Testing;
 using ByteOrder = FlushBatching.Framing.ByteOrder;
 
 namespace FlushBatching.DotNetty.Tests;
@@ -12,6 +13,10 @@ namespace FlushBatching.DotNetty.Tests;
 public sealed class BatchingWriterHandlerFramingTests : IDisposable
 {
     private readonly FlushBatchingMetrics _metrics = new();
+
+    // A clock that stands still: on the system clock, a machine busy enough to stall these writes past the 40 ms
+    // interval split them into two flushes (seen once under load).
+    private readonly FakeTimeProvider _clock = new();
     private EmbeddedChannel _channel = null!;
 
     [Theory]
@@ -63,7 +68,7 @@ public sealed class BatchingWriterHandlerFramingTests : IDisposable
 
     private void Start(BatchingSettings settings, ByteOrder byteOrder) =>
         _channel = new EmbeddedChannel(new BatchingWriterHandler(
-            settings, BatchingWriterHandler.DefaultCombineBufferSize, TimeProvider.System, _metrics, FramingSettings.Default.WithByteOrder(byteOrder)));
+            settings, BatchingWriterHandler.DefaultCombineBufferSize, _clock, _metrics, FramingSettings.Default.WithByteOrder(byteOrder)));
 
     private static byte[] Prefix(int length, ByteOrder byteOrder)
     {

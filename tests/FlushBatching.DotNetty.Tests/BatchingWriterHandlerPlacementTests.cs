@@ -12,6 +12,7 @@ using FlushBatching.Batching;
 using FlushBatching.DotNetty.Tests.Support;
 using FlushBatching.Framing;
 using FlushBatching.Tests.Support;
+using Microsoft.Extensions.Time.Testing;
 
 namespace FlushBatching.DotNetty.Tests;
 
@@ -98,12 +99,13 @@ public sealed class BatchingWriterHandlerPlacementTests
     public void Added_after_an_encoder_with_combining_off_it_batches_flushes_only_and_stays()
     {
         var probe = new FlushCountingProbe();
-        var channel = new EmbeddedChannel(new LengthFieldPrepender(2), probe, new BatchingWriterHandler(BatchingSettings.Default, combineBufferSize: 0));
+        var channel = new EmbeddedChannel(new LengthFieldPrepender(2), probe, new BatchingWriterHandler(BatchingSettings.Default, combineBufferSize: 0, timeProvider: new FakeTimeProvider()));
 
         channel.CheckException();
         Assert.NotNull(channel.Pipeline.Get<BatchingWriterHandler>());
 
         // Three writes each flushed by the writer become one flush at the burst's end, each message framed on its own.
+        // (A clock that stands still: on the system clock, a stall past the 40 ms interval would flush early.)
         for (byte i = 1; i <= 3; i++)
         {
             channel.WriteAndFlushAsync(Unpooled.WrappedBuffer([i, i, i]));
