@@ -62,7 +62,7 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     private readonly IntervalTimer _interval;
     private IChannelHandlerContext? _context;
 
-    // When the oldest pending write was written or queued, for the queue-delay metric.
+    // When the oldest pending write was written or queued, for the queue-delay metric; 0 when that went unheard.
     private long _batchSince;
 
     /// <summary>Creates a handler; only <paramref name="settings"/> is needed, the rest have production defaults.</summary>
@@ -91,10 +91,11 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
 
     /// <summary>
     /// Set by a writer that queues for the event loop before writing here (the Akka adapter's hand-off): when the oldest
-    /// of the writes now arriving was queued, as a timestamp of the handler's clock; 0 when writes come straight in.
-    /// A batch that starts while it is set counts its queue delay from it, not from its first write here.
+    /// of the writes now arriving was queued, as a timestamp of the handler's clock (0 when nobody listened to
+    /// <c>flushbatching.queue_delay</c> then); <c>null</c> when writes come straight in. A batch that starts while it is
+    /// set counts its queue delay from it, not from its first write here.
     /// </summary>
-    internal long QueuedSince { get; set; }
+    internal long? QueuedSince { get; set; }
 
     /// <summary>The settings this handler flushes by.</summary>
     public BatchingSettings Settings => _policy.Settings;
@@ -133,7 +134,7 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         var reason = _policy.OnWrite(_combiner.BytesOf(message));
         if (_policy.PendingWrites == 1)
         {
-            _batchSince = QueuedSince != 0 ? QueuedSince : _policy.PendingSince;
+            _batchSince = QueuedSince ?? _policy.PendingSince;
         }
 
         var written = _combiner.Write(context, message);
@@ -231,7 +232,7 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         _policy.OnFlushed();
         _interval.Disarm();
         _combiner.WriteCombined(context);
-        _metrics.RecordSend(writes, bytes, reason, _timeProvider.GetElapsedTime(_batchSince));
+        _metrics.RecordSend(writes, bytes, reason, _batchSince, _timeProvider);
         context.Flush();
     }
 

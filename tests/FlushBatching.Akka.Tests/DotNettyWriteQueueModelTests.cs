@@ -1,3 +1,4 @@
+using FlushBatching.Diagnostics;
 using System.Buffers.Binary;
 using CsCheck;
 using FlushBatching.Framing;
@@ -52,7 +53,7 @@ public sealed class DotNettyWriteQueueModelTests
 
     private static void Run(Step[] steps)
     {
-        var queue = new DotNettyWriteQueue(TimeProvider.System);
+        var queue = new DotNettyWriteQueue(TimeProvider.System, FlushBatchingMetrics.Shared);
         var queued = new Queue<ByteString>();
         long queuedBytes = 0;
         var handOffPending = false;
@@ -114,7 +115,7 @@ public sealed class DotNettyWriteQueueModelTests
     {
         var overshoot = writers.Length * (8 + 300 + 4L);
         long mostHeld = 0;
-        var queue = new DotNettyWriteQueue(TimeProvider.System);
+        var queue = new DotNettyWriteQueue(TimeProvider.System, FlushBatchingMetrics.Shared);
         var next = new int[writers.Length];
         var handed = 0;
         using var handOffs = new SemaphoreSlim(0);

@@ -1,3 +1,4 @@
+using FlushBatching.Diagnostics;
 using Google.Protobuf;
 
 namespace FlushBatching.Akka.Tests;
@@ -43,7 +44,7 @@ public sealed class DotNettyWriteQueueRaceTests
             // A hand-off is due with nothing left to take: the write that asked for it was taken by the hand-off before
             // (made while that one ran). So the coming hand-off finds the queue empty at its first look, the one
             // look that no interlocked dequeue fences.
-            queue = new DotNettyWriteQueue(TimeProvider.System);
+            queue = new DotNettyWriteQueue(TimeProvider.System, FlushBatchingMetrics.Shared);
             queue.TryEnqueue(payload, long.MaxValue);
             var first = true;
             queue.HandOff(0, (_, _) =>

@@ -1,3 +1,5 @@
+using FlushBatching.Tests.Support;
+using FlushBatching.Diagnostics;
 using FlushBatching.Framing;
 using Google.Protobuf;
 using Microsoft.Extensions.Time.Testing;
@@ -8,7 +10,7 @@ namespace FlushBatching.Akka.Tests;
 public sealed class DotNettyWriteQueueTests
 {
     private const long Room = 1024 * 1024;
-    private readonly DotNettyWriteQueue _queue = new(TimeProvider.System);
+    private readonly DotNettyWriteQueue _queue = new(TimeProvider.System, FlushBatchingMetrics.Shared);
 
     [Fact]
     public void The_first_write_asks_for_a_hand_off_and_later_ones_ride_on_it_until_it_runs()
@@ -126,7 +128,9 @@ public sealed class DotNettyWriteQueueTests
     public void The_write_that_asks_for_a_hand_off_stamps_when_its_payloads_started_waiting()
     {
         var clock = new FakeTimeProvider();
-        var queue = new DotNettyWriteQueue(clock);
+        using var metrics = new FlushBatchingMetrics();
+        using var heard = new MeterRecorder(metrics);
+        var queue = new DotNettyWriteQueue(clock, metrics);
         var first = clock.GetTimestamp();
 
         queue.TryEnqueue(Payload(1), Room);
@@ -138,6 +142,19 @@ public sealed class DotNettyWriteQueueTests
         var second = clock.GetTimestamp();
         queue.TryEnqueue(Payload(1), Room);
         Assert.Equal(second, queue.WaitingSince);
+    }
+
+    [Fact]
+    public void Unheard_the_queue_delay_costs_no_clock_read_and_its_stamp_records_nothing()
+    {
+        var clock = new FakeTimeProvider { AutoAdvanceAmount = TimeSpan.FromSeconds(1) };
+        var queue = new DotNettyWriteQueue(clock, new FlushBatchingMetrics());
+        var before = clock.GetTimestamp();
+
+        queue.TryEnqueue(Payload(1), Room);
+
+        Assert.Equal(0, queue.WaitingSince);
+        Assert.Equal(before + TimeSpan.TicksPerSecond, clock.GetTimestamp());
     }
 
     [Fact]

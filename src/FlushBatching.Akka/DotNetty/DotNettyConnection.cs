@@ -50,7 +50,7 @@ internal sealed class DotNettyConnection : ITransportConnection
         _settings = settings;
         _framing = settings.Framing;
         _metrics = settings.Metrics;
-        _queue = new DotNettyWriteQueue(settings.TimeProvider);
+        _queue = new DotNettyWriteQueue(settings.TimeProvider, settings.Metrics);
         _batching = batching;
         Tail = new DotNettyPipelineTail(judge, OnEnded);
     }
@@ -152,7 +152,7 @@ internal sealed class DotNettyConnection : ITransportConnection
     {
         _batching.QueuedSince = _queue.WaitingSince;
         _queue.HandOff(Tail, static (tail, payload) => tail.Write(payload));
-        _batching.QueuedSince = 0;
+        _batching.QueuedSince = null;
     }
 
     private void HandOffThenClose()

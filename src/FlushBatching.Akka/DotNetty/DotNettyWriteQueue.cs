@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using FlushBatching.Framing;
+using FlushBatching.Diagnostics;
 using Google.Protobuf;
 
 namespace FlushBatching.Akka;
@@ -22,12 +23,18 @@ internal sealed class DotNettyWriteQueue
 
     private readonly ConcurrentQueue<ByteString> _queue = new();
     private readonly TimeProvider _time;
+    private readonly FlushBatchingMetrics _metrics;
     private long _queuedBytes;
     private int _handOffScheduled;
     private long _waitingSince;
 
     /// <param name="time">The clock <see cref="WaitingSince"/> is read from: the connection's.</param>
-    public DotNettyWriteQueue(TimeProvider time) => _time = time;
+    /// <param name="metrics">Whose <c>flushbatching.queue_delay</c> <see cref="WaitingSince"/> serves: read only while it is heard.</param>
+    public DotNettyWriteQueue(TimeProvider time, FlushBatchingMetrics metrics)
+    {
+        _time = time;
+        _metrics = metrics;
+    }
 
     /// <summary>What <see cref="TryEnqueue"/> did.</summary>
     public enum Outcome
@@ -69,7 +76,7 @@ internal sealed class DotNettyWriteQueue
         }
 
         // Written before the caller schedules the hand-off, so that hand-off reads it.
-        Volatile.Write(ref _waitingSince, _time.GetTimestamp());
+        Volatile.Write(ref _waitingSince, _metrics.QueueDelayStart(_time));
         return Outcome.QueuedHandOffNeeded;
     }
 

@@ -107,12 +107,23 @@ public sealed class FlushBatchingMetrics : IDisposable
         _ => throw new ArgumentOutOfRangeException(nameof(reason), reason, null),
     };
 
+    /// <summary>
+    /// When a message starts waiting, for <c>flushbatching.queue_delay</c>: now, while anyone listens to it; otherwise
+    /// 0, and no clock is read. A send whose start is 0 records no queue delay, so a listener that attaches while a
+    /// message waits records nothing for that send rather than a wait measured from a later moment.
+    /// </summary>
+    internal long QueueDelayStart(TimeProvider time) => _queueDelay.Enabled ? time.GetTimestamp() : 0;
+
     /// <summary>Records one flush that went out as one send of <paramref name="frames"/> frames.</summary>
     /// <param name="frames">The frames in the send.</param>
     /// <param name="bytes">The bytes in the send.</param>
     /// <param name="reason">Why it was flushed.</param>
-    /// <param name="queueDelay">How long its oldest frame waited since it was written (at most: see docs/metrics.md).</param>
-    internal void RecordSend(int frames, long bytes, FlushReason reason, TimeSpan queueDelay)
+    /// <param name="queueDelayStart">
+    /// When its oldest frame started waiting (at most: see docs/metrics.md), from <see cref="QueueDelayStart"/> or a
+    /// clock read made anyway; 0 records no queue delay. The clock is read again only while anyone listens.
+    /// </param>
+    /// <param name="time">The clock <paramref name="queueDelayStart"/> was read from.</param>
+    internal void RecordSend(int frames, long bytes, FlushReason reason, long queueDelayStart, TimeProvider time)
     {
         var tags = _tags.AsSpan();
         _flushes.Add(1, _reasonTags[(int)reason]);
@@ -120,7 +131,10 @@ public sealed class FlushBatchingMetrics : IDisposable
         _bytesSent.Add(bytes, tags);
         _framesPerSend.Record(frames, tags);
         _bytesPerSend.Record(bytes, tags);
-        _queueDelay.Record(queueDelay.TotalSeconds, tags);
+        if (queueDelayStart != 0 && _queueDelay.Enabled)
+        {
+            _queueDelay.Record(time.GetElapsedTime(queueDelayStart).TotalSeconds, tags);
+        }
     }
 
     /// <summary>Records one write refused by back-pressure (not by a closed connection).</summary>

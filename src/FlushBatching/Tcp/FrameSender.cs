@@ -119,7 +119,7 @@ internal sealed class FrameSender
         var bytes = _policy.PendingBytes;
 
         // Counted before the send, so that a peer that has read every frame also sees final counters.
-        _settings.Metrics.RecordSend(frames, bytes, reason, _settings.TimeProvider.GetElapsedTime(_batchSince));
+        _settings.Metrics.RecordSend(frames, bytes, reason, _batchSince, _settings.TimeProvider);
 
         // Frames written one after another sit side by side in a chunk: one segment each run, so a batch is
         // usually a single-buffer send.

@@ -102,7 +102,7 @@ internal sealed class FrameWriteQueue
 
             if (_queue.Count == 0)
             {
-                _busySince = _settings.TimeProvider.GetTimestamp();
+                _busySince = _settings.Metrics.QueueDelayStart(_settings.TimeProvider);
             }
 
             var frame = Reserve(length);

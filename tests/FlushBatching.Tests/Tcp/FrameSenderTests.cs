@@ -111,6 +111,34 @@ public sealed class FrameSenderTests : IDisposable
         await StopAsync(queue, sender, sending);
     }
 
+    [Fact]
+    public async Task Unheard_the_queue_delay_reads_no_clock_and_a_listener_that_attaches_while_a_frame_waits_records_none_for_it()
+    {
+        var clock = new FakeTimeProvider();
+        using var unheard = new FlushBatchingMetrics();
+        var (queue, sender, io) = Create(BatchingSettings.Default, time: clock, metrics: unheard);
+        clock.AutoAdvanceAmount = TimeSpan.FromSeconds(1);
+        var before = clock.GetTimestamp();
+        queue.TryWrite([1], out _);
+        Assert.Equal(before + TimeSpan.TicksPerSecond, clock.GetTimestamp()); // the write read no clock of its own
+        clock.AutoAdvanceAmount = TimeSpan.Zero;
+
+        using var late = new MeterRecorder(unheard);
+        clock.Advance(TimeSpan.FromMilliseconds(5));
+        var sending = sender.SendToPeerAsync();
+        await Until(() => io.Frames == 1);
+        queue.TryWrite([2], out var wake);
+        clock.Advance(TimeSpan.FromMilliseconds(1));
+        Assert.True(wake);
+        sender.Wake();
+        await Until(() => io.Frames == 2);
+
+        // Both sends counted; only the second, whose frame was written while heard, has a queue delay.
+        Assert.Equal(2, late.Sum("flushbatching.frames.sent"));
+        Assert.Equal([0.001], late.Seconds("flushbatching.queue_delay"));
+        await StopAsync(queue, sender, sending);
+    }
+
     public void Dispose()
     {
         _recorder.Dispose();
@@ -118,9 +146,10 @@ public sealed class FrameSenderTests : IDisposable
     }
 
     private (FrameWriteQueue Queue, FrameSender Sender, RecordingIo Io) Create(
-        BatchingSettings batching, ManualScheduler? scheduler = null, (int After, Exception Error)? failure = null, TimeProvider? time = null)
+        BatchingSettings batching, ManualScheduler? scheduler = null, (int After, Exception Error)? failure = null, TimeProvider? time = null,
+        FlushBatchingMetrics? metrics = null)
     {
-        var settings = ConnectionSettings.Default.WithBufferPool(_pool).WithMetrics(_metrics).WithBatching(batching).WithSendScheduler(scheduler)
+        var settings = ConnectionSettings.Default.WithBufferPool(_pool).WithMetrics(metrics ?? _metrics).WithBatching(batching).WithSendScheduler(scheduler)
             .WithTimeProvider(time ?? TimeProvider.System);
         var io = new RecordingIo { Failure = failure };
         var queue = new FrameWriteQueue(settings);
