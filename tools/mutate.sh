@@ -4,7 +4,9 @@
 # rerunning the loopback-socket suites for every mutant. Not run by CI.
 #
 #   tools/mutate.sh GROUP...          GROUP: core-batching core-framing core-queue core-settings dotnetty-handler
-#                                            akka-settings akka-dotnetty, or all
+#                                            akka-settings akka-dotnetty, or all; the lifecycle groups (loopback sockets
+#                                            and transports, minutes a group): core-connection core-setup akka-openset
+#                                            akka-association akka-dotnetty-close, or lifecycle
 #
 # Writes Stryker's JSON and HTML reports under artifacts/mutation/GROUP/ and prints, per file, the mutants killed,
 # survived, timed out and not covered, the score, and every survivor with its line. CONCURRENCY (2) sets Stryker's.
@@ -16,6 +18,7 @@ tools=$root/artifacts/tools
 groups=("$@")
 [[ ${#groups[@]} -gt 0 ]] || { sed -n 2,12p "$0" >&2; exit 2; }
 [[ ${groups[0]} == all ]] && groups=(core-batching core-framing core-queue core-settings dotnetty-handler akka-settings akka-dotnetty)
+[[ ${groups[0]} == lifecycle ]] && groups=(core-connection core-setup akka-openset akka-association akka-dotnetty-close)
 for group in "${groups[@]}"; do
   # project under test | test project | files to mutate (comma-separated globs) | test filter
   case $group in
@@ -25,6 +28,11 @@ for group in "${groups[@]}"; do
     core-settings) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/ConnectionSettings.cs,**/SettingText.cs|FullyQualifiedName~ConnectionSettingsTests|FullyQualifiedName~SettingTextTests|FullyQualifiedName~BatchingSettingsTests|FullyQualifiedName~FramingSettingsTests" ;;
     dotnetty-handler) spec="FlushBatching.DotNetty.csproj|FlushBatching.DotNetty.Tests|**/*.cs|FullyQualifiedName~FlushBatching.DotNetty.Tests&FullyQualifiedName!~In_a_pipeline_built_as_the_guide_says" ;;
     akka-settings) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/SectionReader.cs,**/BatchingTransportSettings.cs,**/TlsSection.cs|FullyQualifiedName~SettingsValidationTests|FullyQualifiedName~BatchingTransportSettingsTests" ;;
+    core-connection) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/FramedConnection.cs,**/Tcp/FrameReceiver.cs|FullyQualifiedName~CloseTests|FullyQualifiedName~BadInputTests|FullyQualifiedName~FrameReceiverTests|FullyQualifiedName~FlushTriggerTests|FullyQualifiedName~BackPressureTests" ;;
+    core-setup) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/FramedConnector.cs,**/Tcp/FramedListener.cs|FullyQualifiedName~ConnectorTests|FullyQualifiedName~AcceptErrorTests|FullyQualifiedName~BadInputTests|FullyQualifiedName~CloseTests" ;;
+    akka-openset) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/OpenSet.cs|FullyQualifiedName~OpenSetTests" ;;
+    akka-association) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/BatchingAssociationHandle.cs,**/FlushBatchingTransport.cs|FullyQualifiedName~BatchingTcpTransportSpiTests" ;;
+    akka-dotnetty-close) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/DotNetty/DotNettyPipelineTail.cs,**/DotNetty/DotNettyConnection.cs,**/DotNetty/DotNettyConnectionStack.cs,**/DotNetty/DotNettyListener.cs,**/DotNetty/DotNettyConnector.cs|FullyQualifiedName~DotNettyConnectionStackTests|FullyQualifiedName~DotNettyBatchingTransportSpiTests" ;;
     akka-dotnetty) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/DotNetty/DotNettyWriteQueue.cs,**/DotNetty/DotNettyPayloadDecoder.cs|FullyQualifiedName~DotNettyWriteQueue|FullyQualifiedName~DotNettyPayloadDecoderTests" ;;
     *) echo "error: no group '$group'" >&2; exit 2 ;;
   esac

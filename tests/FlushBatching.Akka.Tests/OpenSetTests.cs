@@ -14,6 +14,18 @@ public sealed class OpenSetTests
     }
 
     [Fact]
+    public void A_snapshot_lists_what_is_open_and_leaves_the_set_taking_items()
+    {
+        var set = new OpenSet<string>();
+        Assert.True(set.TryAdd("open", new TaskCompletionSource().Task));
+        Assert.True(set.TryAdd("ended", Task.CompletedTask));
+
+        Assert.Equal(["open"], set.Snapshot());
+        Assert.True(set.TryAdd("later", new TaskCompletionSource().Task));
+        Assert.Equal(["later", "open"], set.Close().Order());
+    }
+
+    [Fact]
     public void An_item_that_comes_after_close_is_refused_so_that_its_owner_closes_it()
     {
         var set = new OpenSet<string>();
