@@ -12,7 +12,7 @@ namespace FlushBatching.Batching;
 /// while writes are pending, so tests drive it and an idle connection costs nothing: no timer is needed while
 /// nothing is pending, and <see cref="TimeUntilDue"/> says when one is.
 /// </remarks>
-public sealed class FlushPolicy
+internal sealed class FlushPolicy
 {
     private readonly BatchingSettings _settings;
     private readonly TimeProvider _time;

@@ -12,7 +12,7 @@ namespace FlushBatching.Tcp;
 /// <remarks>
 /// <para>
 /// The work is split as Kestrel's socket transport splits it: a write queue (pooled chunks, one copy of each payload,
-/// back-pressure), a send loop that applies the <see cref="Batching.FlushPolicy"/> and sends each batch in one gathered
+/// back-pressure), a send loop that flushes by the <see cref="Batching.BatchingSettings"/> and sends each batch in one gathered
 /// send, and a receive side that fills a pipe from the socket and delivers frames to the <see cref="IFrameHandler"/>
 /// given to <see cref="Start"/>. Until then inbound frames wait, and TCP flow control pushes back on the peer. This
 /// class owns their lifetime.
