@@ -34,4 +34,24 @@ internal static class Summary
         var all = totals.Values.Sum();
         return all == 0 ? "" : ", " + string.Join(" ", totals.OrderByDescending(t => t.Value).Select(t => $"{t.Key} {100.0 * t.Value / all:N0}%"));
     }
+
+    /// <summary>
+    /// A mode's table after a blank line: its caption, its header, and a line per transport and step, each the
+    /// transport's name, the step, and what <paramref name="cells"/> makes of that pair's rows.
+    /// </summary>
+    public static void PrintTable<TStep, TRow>(
+        string caption, string header, TransportUnderTest[] transports, IReadOnlyList<TStep> steps,
+        Func<string, TStep, List<TRow>> rowsOf, Func<TStep, List<TRow>, string> cells)
+    {
+        Console.WriteLine();
+        Console.WriteLine(caption);
+        Console.WriteLine(header);
+        foreach (var transport in transports)
+        {
+            foreach (var step in steps)
+            {
+                Console.WriteLine($"{transport.Name}, {step}, {cells(step, rowsOf(transport.Name, step))}");
+            }
+        }
+    }
 }

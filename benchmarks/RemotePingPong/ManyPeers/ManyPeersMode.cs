@@ -25,21 +25,17 @@ internal static class ManyPeersMode
                 $"{row.Threads - row.BaselineThreads:+0;-0} threads, {row.OpenFiles - row.BaselineOpenFiles:+0;-0} fds, {row.CpuPercentOfCore:N1}% of a core, p99 {row.RttP99Us:N0} us";
         });
 
-        Console.WriteLine();
-        Console.WriteLine($"Medians of {repeat} run(s); the hub process only; per association = (with the peers - before them) / peers");
-        Console.WriteLine("Transport, Peers, Working set [MB], per assoc [KB], Live heap per assoc [KB], Threads +, Fds +, CPU [% of a core], Round trips, p50 [us], p99 [us]");
-        foreach (var transport in transports)
-        {
-            foreach (var peers in steps)
-            {
-                var rows = report.ManyPeers.Where(row => row.Transport == transport.Name && row.Peers == peers).ToList();
-                Console.WriteLine($"{transport.Name}, {peers}, {Median(rows.Select(row => row.WorkingSetMb)):N0}, " +
-                    $"{Median(rows.Select(row => (row.WorkingSetMb - row.BaselineWorkingSetMb) * 1024 / peers)):N0}, " +
-                    $"{Median(rows.Select(row => (row.LiveHeapMb - row.BaselineLiveHeapMb) * 1024 / peers)):N0}, " +
-                    $"{Median(rows.Select(row => (double)(row.Threads - row.BaselineThreads))):N0}, {Median(rows.Select(row => (double)(row.OpenFiles - row.BaselineOpenFiles))):N0}, " +
-                    $"{Median(rows.Select(row => row.CpuPercentOfCore)):N1}, {Median(rows.Select(row => (double)row.RoundTrips)):N0}, " +
-                    $"{Median(rows.Select(row => row.RttP50Us)):N0}, {Median(rows.Select(row => row.RttP99Us)):N0}");
-            }
-        }
+        PrintTable(
+            $"Medians of {repeat} run(s); the hub process only; per association = (with the peers - before them) / peers",
+            "Transport, Peers, Working set [MB], per assoc [KB], Live heap per assoc [KB], Threads +, Fds +, CPU [% of a core], Round trips, p50 [us], p99 [us]",
+            transports,
+            steps,
+            (transport, peers) => report.ManyPeers.Where(row => row.Transport == transport && row.Peers == peers).ToList(),
+            (peers, rows) => $"{Median(rows.Select(row => row.WorkingSetMb)):N0}, " +
+                $"{Median(rows.Select(row => (row.WorkingSetMb - row.BaselineWorkingSetMb) * 1024 / peers)):N0}, " +
+                $"{Median(rows.Select(row => (row.LiveHeapMb - row.BaselineLiveHeapMb) * 1024 / peers)):N0}, " +
+                $"{Median(rows.Select(row => (double)(row.Threads - row.BaselineThreads))):N0}, {Median(rows.Select(row => (double)(row.OpenFiles - row.BaselineOpenFiles))):N0}, " +
+                $"{Median(rows.Select(row => row.CpuPercentOfCore)):N1}, {Median(rows.Select(row => (double)row.RoundTrips)):N0}, " +
+                $"{Median(rows.Select(row => row.RttP50Us)):N0}, {Median(rows.Select(row => row.RttP99Us)):N0}");
     }
 }

@@ -29,19 +29,15 @@ internal static class OpenLoopMode
             return $"{row.Transport} at {rate:N0}/s: p50 {row.P50Us:N0} us, p99 {row.P99Us:N0} us{(row.Sustained ? "" : ", NOT all back")}";
         });
 
-        Console.WriteLine();
-        Console.WriteLine($"Medians of {repeat} run(s); latency [us] from each message's due time; 'all back' = every message came back within 10 s of the last one due");
-        Console.WriteLine("Transport, Offered [rt/s], Achieved [rt/s], p50, p99, p99.9, max, all back, queue delay p50/p99 [us]");
-        foreach (var transport in transports)
-        {
-            foreach (var rate in rates)
-            {
-                var rows = report.OpenLoop.Where(row => row.Transport == transport.Name && row.OfferedPerSec == rate).ToList();
-                Console.WriteLine($"{transport.Name}, {rate}, {Median(rows.Select(row => row.AchievedPerSec)):N0}, {Median(rows.Select(row => row.P50Us)):N0}, " +
-                    $"{Median(rows.Select(row => row.P99Us)):N0}, {Median(rows.Select(row => row.P999Us)):N0}, {Median(rows.Select(row => row.MaxUs)):N0}, {(rows.All(row => row.Sustained) ? "yes" : "no")}" +
-                    QueueDelay(rows.Select(row => row.QueueDelayP50Us), rows.Select(row => row.QueueDelayP99Us)));
-            }
-        }
+        PrintTable(
+            $"Medians of {repeat} run(s); latency [us] from each message's due time; 'all back' = every message came back within 10 s of the last one due",
+            "Transport, Offered [rt/s], Achieved [rt/s], p50, p99, p99.9, max, all back, queue delay p50/p99 [us]",
+            transports,
+            rates,
+            (transport, rate) => report.OpenLoop.Where(row => row.Transport == transport && row.OfferedPerSec == rate).ToList(),
+            (_, rows) => $"{Median(rows.Select(row => row.AchievedPerSec)):N0}, {Median(rows.Select(row => row.P50Us)):N0}, " +
+                $"{Median(rows.Select(row => row.P99Us)):N0}, {Median(rows.Select(row => row.P999Us)):N0}, {Median(rows.Select(row => row.MaxUs)):N0}, {(rows.All(row => row.Sustained) ? "yes" : "no")}" +
+                QueueDelay(rows.Select(row => row.QueueDelayP50Us), rows.Select(row => row.QueueDelayP99Us)));
 
         Console.WriteLine();
         Console.WriteLine($"Highest offered rate with p99 under {p99BoundMs} ms and every message back:");
