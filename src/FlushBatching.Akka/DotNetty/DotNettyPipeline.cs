@@ -34,28 +34,6 @@ internal static class DotNettyPipeline
         return connection;
     }
 
-
-    // The handshake as the core's sockets do it: the core's TlsHandshake options, mapped to DotNetty's TLS handler.
-    private static TlsHandler ServerTls(TlsSettings tls, IChannel channel, PeerJudge judge)
-    {
-        var options = TlsHandshake.ServerOptions(tls, judge, () => Peer(channel));
-        return new TlsHandler(
-            stream => new SslStream(stream, true, options.RemoteCertificateValidationCallback),
-            new ServerTlsSettings((X509Certificate2)options.ServerCertificate!, options.ClientCertificateRequired, ChecksRevocation(options.CertificateRevocationCheckMode), options.EnabledSslProtocols));
-    }
-
-    private static TlsHandler ClientTls(TlsSettings tls, IChannel channel, PeerJudge judge, string connectedHost)
-    {
-        var options = TlsHandshake.ClientOptions(tls, judge, () => Peer(channel), connectedHost);
-        return new TlsHandler(
-            stream => new SslStream(stream, true, options.RemoteCertificateValidationCallback, options.LocalCertificateSelectionCallback),
-            new ClientTlsSettings(
-                options.EnabledSslProtocols, ChecksRevocation(options.CertificateRevocationCheckMode),
-                options.ClientCertificates?.Cast<X509Certificate>().ToList() ?? [], options.TargetHost));
-    }
-
-    private static bool ChecksRevocation(X509RevocationMode mode) => mode != X509RevocationMode.NoCheck;
-
     // The core's SocketOptions, and DotNetty's own, on either bootstrap: DotNetty's client and server bootstraps share
     // no interface for them.
     public static void ApplyChannelOptions(ConnectionSettings settings, Action<ChannelOption<bool>, bool> setFlag, Action<ChannelOption<int>, int> setNumber)
@@ -78,6 +56,27 @@ internal static class DotNettyPipeline
         setNumber(ChannelOption.WriteBufferHighWaterMark, checked((int)settings.WriteBufferHighWaterMark));
         setNumber(ChannelOption.WriteBufferLowWaterMark, checked((int)settings.WriteBufferLowWaterMark));
     }
+
+    // The handshake as the core's sockets do it: the core's TlsHandshake options, mapped to DotNetty's TLS handler.
+    private static TlsHandler ServerTls(TlsSettings tls, IChannel channel, PeerJudge judge)
+    {
+        var options = TlsHandshake.ServerOptions(tls, judge, () => Peer(channel));
+        return new TlsHandler(
+            stream => new SslStream(stream, true, options.RemoteCertificateValidationCallback),
+            new ServerTlsSettings((X509Certificate2)options.ServerCertificate!, options.ClientCertificateRequired, ChecksRevocation(options.CertificateRevocationCheckMode), options.EnabledSslProtocols));
+    }
+
+    private static TlsHandler ClientTls(TlsSettings tls, IChannel channel, PeerJudge judge, string connectedHost)
+    {
+        var options = TlsHandshake.ClientOptions(tls, judge, () => Peer(channel), connectedHost);
+        return new TlsHandler(
+            stream => new SslStream(stream, true, options.RemoteCertificateValidationCallback, options.LocalCertificateSelectionCallback),
+            new ClientTlsSettings(
+                options.EnabledSslProtocols, ChecksRevocation(options.CertificateRevocationCheckMode),
+                options.ClientCertificates?.Cast<X509Certificate>().ToList() ?? [], options.TargetHost));
+    }
+
+    private static bool ChecksRevocation(X509RevocationMode mode) => mode != X509RevocationMode.NoCheck;
 
     private static string Peer(IChannel channel) => channel.RemoteAddress?.ToString() ?? "the peer";
 }
