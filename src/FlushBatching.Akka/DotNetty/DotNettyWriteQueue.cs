@@ -54,7 +54,8 @@ internal sealed class DotNettyWriteQueue
 
     /// <summary>
     /// When the write that asked for the coming hand-off was queued, as a timestamp: the oldest payload a hand-off hands on
-    /// waited at most since then. Read on the event loop before <see cref="HandOff{TState}"/>; one clock read per hand-off.
+    /// waited at most since then; 0 when nobody listened to <c>flushbatching.queue_delay</c> then, and no clock was read.
+    /// Read on the event loop before <see cref="HandOff{TState}"/>.
     /// </summary>
     public long WaitingSince => Volatile.Read(ref _waitingSince);
 

@@ -65,7 +65,7 @@ internal sealed class FrameWriteQueue
 
     /// <summary>
     /// Send loop only: when the oldest of the frames last taken was written, as a <see cref="TimeProvider"/> timestamp.
-    /// One clock read per burst, not per frame.
+    /// One clock read per burst, not per frame, and none while nobody listens to <c>flushbatching.queue_delay</c>: 0 then.
     /// </summary>
     public long TakenSince { get; private set; }
 
