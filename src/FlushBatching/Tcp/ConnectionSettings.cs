@@ -243,8 +243,9 @@ public sealed record ConnectionSettings
             throw new InvalidSettingException(HighWaterMarkKey, SettingText.FormatSize(high.Value), $"a size from 1b to {SettingText.FormatSize(MaxWriteBufferWaterMark)}, which every stack can hold");
         }
 
+        // A low mark set before is checked again against a high mark given now.
         var marks = this with { ExplicitHighWaterMark = high ?? ExplicitHighWaterMark, ExplicitLowWaterMark = low ?? ExplicitLowWaterMark };
-        if (low is { } set && (set < 0 || set >= marks.WriteBufferHighWaterMark))
+        if (marks.ExplicitLowWaterMark is { } set && (set < 0 || set >= marks.WriteBufferHighWaterMark))
         {
             throw new InvalidSettingException(LowWaterMarkKey, SettingText.FormatSize(set), $"a size from 0b to below {HighWaterMarkKey} ({SettingText.FormatSize(marks.WriteBufferHighWaterMark)})");
         }

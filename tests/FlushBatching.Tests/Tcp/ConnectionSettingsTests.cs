@@ -46,6 +46,9 @@ public class ConnectionSettingsTests
         var refused = Assert.Throws<InvalidSettingException>(() => ConnectionSettings.Default.WithWriteBufferWaterMarksOrDefaults(high: null, low: 1_024_000));
         Assert.StartsWith("Invalid value '1000k' for 'write-buffer-low-water-mark'", refused.Message);
         Assert.Contains("below write-buffer-high-water-mark (1000k)", refused.Message);
+        // A low mark set before still has to sit below a high mark given later.
+        var lowered = Assert.Throws<InvalidSettingException>(() => lowOnly.WithWriteBufferWaterMarksOrDefaults(high: 50_000, low: null));
+        Assert.StartsWith("Invalid value '100000b' for 'write-buffer-low-water-mark'", lowered.Message);
     }
 
     [Fact]
