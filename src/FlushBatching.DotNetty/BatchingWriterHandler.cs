@@ -134,7 +134,8 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         var reason = _policy.OnWrite(_combiner.BytesOf(message));
         if (_policy.PendingWrites == 1)
         {
-            _batchSince = QueuedSince ?? _policy.PendingSince;
+            // Batching on, the policy read the clock for the interval; off, it read none, and only the metric wants one.
+            _batchSince = QueuedSince ?? (_policy.Settings.Enabled ? _policy.PendingSince : _metrics.QueueDelayStart(_timeProvider));
         }
 
         var written = _combiner.Write(context, message);

@@ -233,6 +233,18 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
     }
 
     [Fact]
+    public void With_batching_off_each_write_still_records_its_queue_delay()
+    {
+        // Off, the flush policy reads no clock; the handler reads one for the metric, which is heard here.
+        Start(Settings().WithEnabled(false));
+        Write();
+        Write();
+
+        Assert.Equal([0.0, 0.0], _recorder.Seconds("flushbatching.queue_delay"));
+        AssertAllSentInOrder();
+    }
+
+    [Fact]
     public void Each_flush_records_how_long_its_oldest_write_waited()
     {
         Start(Settings());

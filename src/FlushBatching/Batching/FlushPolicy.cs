@@ -37,8 +37,8 @@ internal sealed class FlushPolicy
 
     /// <summary>
     /// When the oldest pending write was recorded, as a timestamp of the policy's <see cref="TimeProvider"/>: the one
-    /// clock read a batch's start takes, for its interval and for a caller's queue-delay metric. Meaningless while
-    /// nothing is pending.
+    /// clock read a batch's start takes, for its interval and for a caller's queue-delay metric. Read only while
+    /// batching is on (off, every write is flushed alone and no clock is read); meaningless while nothing is pending.
     /// </summary>
     public long PendingSince { get; private set; }
 
@@ -51,17 +51,16 @@ internal sealed class FlushPolicy
     {
         PendingWrites++;
         PendingBytes += bytes;
-        if (PendingWrites == 1)
-        {
-            PendingSince = _time.GetTimestamp();
-        }
-
         if (!_settings.Enabled)
         {
             return FlushReason.Unbatched;
         }
 
-        if (PendingWrites > 1 && _time.GetElapsedTime(PendingSince) >= _settings.FlushInterval)
+        if (PendingWrites == 1)
+        {
+            PendingSince = _time.GetTimestamp();
+        }
+        else if (_time.GetElapsedTime(PendingSince) >= _settings.FlushInterval)
         {
             return FlushReason.Interval;
         }

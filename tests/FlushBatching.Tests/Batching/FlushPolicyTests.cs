@@ -76,24 +76,31 @@ public class FlushPolicyTests
         Assert.Equal(FlushReason.Unbatched, policy.OnWrite(1));
     }
 
-    [Theory]
-    [InlineData(true)]
-    [InlineData(false)]
-    public void Pending_since_is_the_first_pending_writes_time_on_or_off(bool enabled)
+    [Fact]
+    public void Pending_since_is_the_first_pending_writes_time()
     {
-        var policy = new FlushPolicy(BatchingSettings.Default.WithEnabled(enabled), _clock);
+        var policy = new FlushPolicy(BatchingSettings.Default, _clock);
         var first = _clock.GetTimestamp();
         policy.OnWrite(1);
         _clock.Advance(TimeSpan.FromMilliseconds(5));
-        if (enabled)
-        {
-            policy.OnWrite(1);
-        }
+        policy.OnWrite(1);
 
         Assert.Equal(first, policy.PendingSince);
         policy.OnFlushed();
         policy.OnWrite(1);
         Assert.Equal(first + TimeSpan.FromMilliseconds(5).Ticks, policy.PendingSince);
+    }
+
+    [Fact]
+    public void When_off_a_write_reads_no_clock()
+    {
+        var clock = new FakeTimeProvider { AutoAdvanceAmount = TimeSpan.FromSeconds(1) };
+        var policy = new FlushPolicy(BatchingSettings.Default.WithEnabled(false), clock);
+        var before = clock.GetTimestamp();
+
+        Assert.Equal(FlushReason.Unbatched, policy.OnWrite(1));
+
+        Assert.Equal(before + TimeSpan.TicksPerSecond, clock.GetTimestamp());
     }
 
     [Fact]
