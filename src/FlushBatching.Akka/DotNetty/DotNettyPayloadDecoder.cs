@@ -17,13 +17,11 @@ namespace FlushBatching.Akka;
 /// anything is allocated for it, and goes down the pipeline as the core's <see cref="InvalidFrameException"/>; what
 /// the peer sends after it is dropped. Runs on the channel's event loop; one instance per channel.
 /// </remarks>
-internal sealed class DotNettyPayloadDecoder : ChannelHandlerAdapter
+internal sealed class DotNettyPayloadDecoder(FramingSettings settings, FlushBatchingMetrics metrics) : ChannelHandlerAdapter
 {
     // A frame's buffer starts at the bytes already read, or this many, whichever is more (never past the frame).
     private const int MinimumPayloadBuffer = 4096;
 
-    private readonly FramingSettings _settings;
-    private readonly FlushBatchingMetrics _metrics;
     private readonly byte[] _header = new byte[FramingSettings.HeaderLength];
     private int _headerFilled;
     private byte[]? _payload;
@@ -33,12 +31,6 @@ internal sealed class DotNettyPayloadDecoder : ChannelHandlerAdapter
 
     private long _frames;
     private long _bytes;
-
-    public DotNettyPayloadDecoder(FramingSettings settings, FlushBatchingMetrics metrics)
-    {
-        _settings = settings;
-        _metrics = metrics;
-    }
 
     public override void ChannelRead(IChannelHandlerContext context, object message)
     {
@@ -66,7 +58,7 @@ internal sealed class DotNettyPayloadDecoder : ChannelHandlerAdapter
 
             // Counted once per read, as the core's receive side counts once per pipe read (a read with no whole
             // frame records nothing).
-            _metrics.RecordReceived(_frames, _bytes);
+            metrics.RecordReceived(_frames, _bytes);
             _frames = _bytes = 0;
         }
     }
@@ -99,7 +91,7 @@ internal sealed class DotNettyPayloadDecoder : ChannelHandlerAdapter
                 }
 
                 _headerFilled = 0;
-                _payloadLength = FrameDecoder.ReadLength(_header, _settings);
+                _payloadLength = FrameDecoder.ReadLength(_header, settings);
 
                 // Sized by the bytes that have come, not by what the prefix announces: a peer that announces a large
                 // frame and sends little costs this node little (found by fuzzing: an announced 2 GB frame threw

@@ -16,25 +16,17 @@ namespace FlushBatching.Akka;
 /// payload: a count that writing threads and the event loop both changed per message would move between their cores
 /// each time. Until taken off, bytes handed on are counted twice (here and in the outbound buffer), by at most that much.
 /// </remarks>
-internal sealed class DotNettyWriteQueue
+/// <param name="time">The clock <see cref="WaitingSince"/> is read from: the connection's.</param>
+/// <param name="metrics">Whose <c>flushbatching.queue_delay</c> <see cref="WaitingSince"/> serves: read only while it is heard.</param>
+internal sealed class DotNettyWriteQueue(TimeProvider time, FlushBatchingMetrics metrics)
 {
     /// <summary>How many bytes a hand-off hands on before it takes them off the count: 16 KiB, whatever the batch size.</summary>
     public const long UncountEvery = 16 * 1024;
 
     private readonly ConcurrentQueue<ByteString> _queue = new();
-    private readonly TimeProvider _time;
-    private readonly FlushBatchingMetrics _metrics;
     private long _queuedBytes;
     private int _handOffScheduled;
     private long _waitingSince;
-
-    /// <param name="time">The clock <see cref="WaitingSince"/> is read from: the connection's.</param>
-    /// <param name="metrics">Whose <c>flushbatching.queue_delay</c> <see cref="WaitingSince"/> serves: read only while it is heard.</param>
-    public DotNettyWriteQueue(TimeProvider time, FlushBatchingMetrics metrics)
-    {
-        _time = time;
-        _metrics = metrics;
-    }
 
     /// <summary>What <see cref="TryEnqueue"/> did.</summary>
     public enum Outcome
@@ -77,7 +69,7 @@ internal sealed class DotNettyWriteQueue
         }
 
         // Written before the caller schedules the hand-off, so that hand-off reads it.
-        Volatile.Write(ref _waitingSince, _metrics.QueueDelayStart(_time));
+        Volatile.Write(ref _waitingSince, metrics.QueueDelayStart(time));
         return Outcome.QueuedHandOffNeeded;
     }
 
