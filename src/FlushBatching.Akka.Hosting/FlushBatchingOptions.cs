@@ -62,7 +62,7 @@ public sealed class FlushBatchingOptions
     {
         var values = Values();
         List<(string Key, string Value)> check = WriteBufferLowWaterMark is not null && WriteBufferHighWaterMark is null
-            ? [.. values, (ConnectionSettings.HighWaterMarkKey, Size(ConnectionSettings.MaxWriteBufferWaterMark)!)]
+            ? [.. values, (SettingKeys.HighWaterMark, Size(ConnectionSettings.MaxWriteBufferWaterMark)!)]
             : values;
         FlushBatchingTransport.Validate(Parse(check).GetConfig(Section));
         return Parse(values);
@@ -96,18 +96,18 @@ public sealed class FlushBatchingOptions
             }
         }
 
-        Add(ConnectionSettings.BatchingPrefix + BatchingSettings.EnabledKey, BatchingEnabled switch { null => null, true => "on", false => "off" });
-        Add(ConnectionSettings.BatchingPrefix + BatchingSettings.MaxPendingWritesKey, MaxPendingWrites?.ToString(CultureInfo.InvariantCulture));
-        Add(ConnectionSettings.BatchingPrefix + BatchingSettings.MaxPendingBytesKey, Size(MaxPendingBytes));
-        Add(ConnectionSettings.BatchingPrefix + BatchingSettings.FlushIntervalKey, FlushInterval is { } interval ? SettingText.FormatDuration(interval) : null);
-        Add(ConnectionSettings.HighWaterMarkKey, Size(WriteBufferHighWaterMark));
-        Add(ConnectionSettings.LowWaterMarkKey, Size(WriteBufferLowWaterMark));
-        Add(FramingSettings.ByteOrderKey, ByteOrder switch
+        Add(SettingKeys.BatchingPrefix + SettingKeys.Enabled, BatchingEnabled switch { null => null, true => "on", false => "off" });
+        Add(SettingKeys.BatchingPrefix + SettingKeys.MaxPendingWrites, MaxPendingWrites?.ToString(CultureInfo.InvariantCulture));
+        Add(SettingKeys.BatchingPrefix + SettingKeys.MaxPendingBytes, Size(MaxPendingBytes));
+        Add(SettingKeys.BatchingPrefix + SettingKeys.FlushInterval, FlushInterval is { } interval ? SettingText.FormatDuration(interval) : null);
+        Add(SettingKeys.HighWaterMark, Size(WriteBufferHighWaterMark));
+        Add(SettingKeys.LowWaterMark, Size(WriteBufferLowWaterMark));
+        Add(SettingKeys.ByteOrder, ByteOrder switch
         {
             null => null,
             Framing.ByteOrder.LittleEndian => "little-endian",
             Framing.ByteOrder.BigEndian => "big-endian",
-            var other => throw new InvalidSettingException(FramingSettings.ByteOrderKey, other.ToString()!, "LittleEndian or BigEndian"),
+            var other => throw new InvalidSettingException(SettingKeys.ByteOrder, other.ToString()!, "LittleEndian or BigEndian"),
         });
         return values;
     }

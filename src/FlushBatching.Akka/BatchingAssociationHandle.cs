@@ -122,7 +122,7 @@ internal sealed class BatchingAssociationHandle : AssociationHandle, IPayloadRec
         }
 
         DropUnheard(new TimeoutException(
-            $"{_connection} sent no frame within {SettingText.FormatDuration(_silenceBound)} ({ConnectionSettings.ConnectTimeoutKey}), and was closed"));
+            $"{_connection} sent no frame within {SettingText.FormatDuration(_silenceBound)} ({SettingKeys.ConnectTimeout}), and was closed"));
         _connection.Abort();
     }
 

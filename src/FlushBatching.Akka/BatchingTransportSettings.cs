@@ -19,15 +19,6 @@ namespace FlushBatching.Akka;
 /// </summary>
 internal sealed record BatchingTransportSettings
 {
-    internal const string HostnameKey = "hostname";
-    internal const string PublicHostnameKey = "public-hostname";
-    internal const string PortKey = "port";
-    internal const string PublicPortKey = "public-port";
-    internal const string DnsUseIpv6Key = "dns-use-ipv6";
-    internal const string EnableSslKey = "enable-ssl";
-    internal const string ServerWorkerPoolKey = "server-socket-worker-pool";
-    internal const string ClientWorkerPoolKey = "client-socket-worker-pool";
-
     /// <summary>The package's <c>reference.conf</c>: every key of a transport section, with its default.</summary>
     internal static Config Reference { get; } = LoadReference();
 
@@ -57,7 +48,7 @@ internal sealed record BatchingTransportSettings
     {
         var sslSetup = system.Settings.Setup.Get<DotNettySslSetup>();
         var settings = Create(section, sslSetup.HasValue ? sslSetup.Value : null, Logging.GetLogger(system, typeof(BatchingTransportSettings)));
-        var flushWait = system.Settings.Config.GetTimeSpan(ConnectionSettings.CloseTimeoutKey, ConnectionSettings.DefaultCloseTimeout, allowInfinite: false);
+        var flushWait = system.Settings.Config.GetTimeSpan(SettingKeys.CloseTimeout, ConnectionSettings.DefaultCloseTimeout, allowInfinite: false);
         return settings with { Connection = settings.Connection.WithCloseTimeout(flushWait) };
     }
 
@@ -73,35 +64,35 @@ internal sealed record BatchingTransportSettings
         }
 
         var read = new SectionReader((section ?? Config.Empty).WithFallback(Reference));
-        var hostname = read.Text(HostnameKey);
+        var hostname = read.Text("hostname");
         if (string.IsNullOrWhiteSpace(hostname))
         {
             hostname = IPAddress.Any.ToString();
         }
 
-        var publicHostname = read.Text(PublicHostnameKey);
-        var publicPort = Whole(read, PublicPortKey, 0, 65535);
+        var publicHostname = read.Text("public-hostname");
+        var publicPort = Whole(read, "public-port", 0, 65535);
         var connection = read.Apply(() => WithWaterMarks(read, ConnectionSettings.Default
-            .WithNoDelay(read.Boolean(ConnectionSettings.NoDelayKey))
-            .WithKeepAlive(read.Boolean(ConnectionSettings.KeepAliveKey))
-            .WithSendBufferSize(read.Size(ConnectionSettings.SendBufferSizeKey))
-            .WithReceiveBufferSize(read.Size(ConnectionSettings.ReceiveBufferSizeKey))
-            .WithBacklog(read.Int32(ConnectionSettings.BacklogKey))
-            .WithConnectTimeout(read.Duration(ConnectionSettings.ConnectTimeoutKey))
+            .WithNoDelay(read.Boolean(SettingKeys.NoDelay))
+            .WithKeepAlive(read.Boolean(SettingKeys.KeepAlive))
+            .WithSendBufferSize(read.Size(SettingKeys.SendBufferSize))
+            .WithReceiveBufferSize(read.Size(SettingKeys.ReceiveBufferSize))
+            .WithBacklog(read.Int32(SettingKeys.Backlog))
+            .WithConnectTimeout(read.Duration(SettingKeys.ConnectTimeout))
             .WithFraming(FramingSettings.Default
-                .WithMaximumFrameSize(read.Size(FramingSettings.MaximumFrameSizeKey))
-                .WithByteOrder(ByteOrderOf(read.Text(FramingSettings.ByteOrderKey))))
+                .WithMaximumFrameSize(read.Size(SettingKeys.MaximumFrameSize))
+                .WithByteOrder(ByteOrderOf(read.Text(SettingKeys.ByteOrder))))
             .WithBatching(BatchingSettings.Default
-                .WithEnabled(read.Boolean(Batching(BatchingSettings.EnabledKey)))
-                .WithMaxPendingWrites(read.Int32(Batching(BatchingSettings.MaxPendingWritesKey)))
-                .WithMaxPendingBytes(read.Size(Batching(BatchingSettings.MaxPendingBytesKey)))
-                .WithFlushInterval(read.Duration(Batching(BatchingSettings.FlushIntervalKey))))),
-            ConnectionSettings.SendBufferSizeKey, ConnectionSettings.ReceiveBufferSizeKey, ConnectionSettings.BacklogKey,
-            ConnectionSettings.ConnectTimeoutKey, ConnectionSettings.HighWaterMarkKey, ConnectionSettings.LowWaterMarkKey,
-            FramingSettings.MaximumFrameSizeKey, Batching(BatchingSettings.MaxPendingWritesKey),
-            Batching(BatchingSettings.MaxPendingBytesKey), Batching(BatchingSettings.FlushIntervalKey));
+                .WithEnabled(read.Boolean(Batching(SettingKeys.Enabled)))
+                .WithMaxPendingWrites(read.Int32(Batching(SettingKeys.MaxPendingWrites)))
+                .WithMaxPendingBytes(read.Size(Batching(SettingKeys.MaxPendingBytes)))
+                .WithFlushInterval(read.Duration(Batching(SettingKeys.FlushInterval))))),
+            SettingKeys.SendBufferSize, SettingKeys.ReceiveBufferSize, SettingKeys.Backlog,
+            SettingKeys.ConnectTimeout, SettingKeys.HighWaterMark, SettingKeys.LowWaterMark,
+            SettingKeys.MaximumFrameSize, Batching(SettingKeys.MaxPendingWrites),
+            Batching(SettingKeys.MaxPendingBytes), Batching(SettingKeys.FlushInterval));
 
-        if (read.Boolean(EnableSslKey))
+        if (read.Boolean("enable-ssl"))
         {
             connection = connection.WithTls(TlsSection.Read(read, sslSetup, log));
         }
@@ -112,13 +103,13 @@ internal sealed record BatchingTransportSettings
             {
                 Hostname = hostname,
                 PublicHostname = string.IsNullOrWhiteSpace(publicHostname) ? hostname : publicHostname,
-                Port = Whole(read, PortKey, 0, 65535),
+                Port = Whole(read, "port", 0, 65535),
                 PublicPort = publicPort == 0 ? null : publicPort,
-                DnsUseIpv6 = read.Boolean(DnsUseIpv6Key),
+                DnsUseIpv6 = read.Boolean("dns-use-ipv6"),
             },
             Connection = connection,
-            ServerWorkerPoolSize = WorkerPoolSize(read, ServerWorkerPoolKey),
-            ClientWorkerPoolSize = WorkerPoolSize(read, ClientWorkerPoolKey),
+            ServerWorkerPoolSize = WorkerPoolSize(read, "server-socket-worker-pool"),
+            ClientWorkerPoolSize = WorkerPoolSize(read, "client-socket-worker-pool"),
         };
     }
 
@@ -149,7 +140,7 @@ internal sealed record BatchingTransportSettings
     // inside the section, would change nothing and say nothing. Each gets one WARNING naming it and where it belongs.
     private static void WarnAboutMisplacedBatchingKeys(Config section, ILoggingAdapter log)
     {
-        string[] known = [BatchingSettings.EnabledKey, BatchingSettings.MaxPendingWritesKey, BatchingSettings.MaxPendingBytesKey, BatchingSettings.FlushIntervalKey];
+        string[] known = [SettingKeys.Enabled, SettingKeys.MaxPendingWrites, SettingKeys.MaxPendingBytes, SettingKeys.FlushInterval];
         foreach (var key in known.Where(key => section.HasPath(key)))
         {
             log.Warning("FlushBatching transport: '{0}' is written beside 'batching', where nothing reads it; it belongs inside it, as '{1}'",
@@ -168,21 +159,21 @@ internal sealed record BatchingTransportSettings
         }
     }
 
-    private static string Batching(string key) => ConnectionSettings.BatchingPrefix + key;
+    private static string Batching(string key) => SettingKeys.BatchingPrefix + key;
 
     private static ByteOrder ByteOrderOf(string text) => text.Trim().ToLowerInvariant() switch
     {
         "little-endian" => ByteOrder.LittleEndian,
         "big-endian" => ByteOrder.BigEndian,
-        _ => throw new InvalidSettingException(FramingSettings.ByteOrderKey, text, "little-endian or big-endian"),
+        _ => throw new InvalidSettingException(SettingKeys.ByteOrder, text, "little-endian or big-endian"),
     };
 
     // 0b (Akka's own default for both keys, and this package's) leaves the core's default: eight maximum-size frames for
     // the high mark, half the high mark for the low one.
     private static ConnectionSettings WithWaterMarks(SectionReader read, ConnectionSettings framed)
     {
-        var high = read.Size(ConnectionSettings.HighWaterMarkKey);
-        var low = read.Size(ConnectionSettings.LowWaterMarkKey);
+        var high = read.Size(SettingKeys.HighWaterMark);
+        var low = read.Size(SettingKeys.LowWaterMark);
         return framed.WithWriteBufferWaterMarksOrDefaults(high == 0 ? null : high, low == 0 ? null : low);
     }
 

@@ -17,9 +17,9 @@ internal static class TlsSection
     private const string SuppressValidationKey = SslPrefix + "suppress-validation";
     private const string RequireMutualAuthenticationKey = SslPrefix + "require-mutual-authentication";
     private const string ValidateCertificateHostnameKey = SslPrefix + "validate-certificate-hostname";
-    private const string PathKey = SslPrefix + TlsSettings.CertificatePathKey;
-    private const string StoreNameKey = SslPrefix + TlsSettings.CertificateStoreNameKey;
-    private const string ThumbprintKey = SslPrefix + TlsSettings.CertificateThumbprintKey;
+    private const string PathKey = SslPrefix + SettingKeys.CertificatePath;
+    private const string StoreNameKey = SslPrefix + SettingKeys.CertificateStoreName;
+    private const string ThumbprintKey = SslPrefix + SettingKeys.CertificateThumbprint;
 
     private static readonly Dictionary<string, X509KeyStorageFlags> KeyStorageFlags = new()
     {

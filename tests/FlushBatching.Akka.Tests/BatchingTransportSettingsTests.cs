@@ -190,7 +190,7 @@ public sealed class BatchingTransportSettingsTests
         var stock = ConfigurationFactory.ParseString(reader.ReadToEnd()).GetConfig("akka.remote.dot-netty.tcp");
         var ours = BatchingTransportSettings.Reference;
         var shared = Flatten(ours.Root.GetObject().Items, "")
-            .Where(key => stock.HasPath(key) && key is not (ConnectionSettings.HighWaterMarkKey or ConnectionSettings.LowWaterMarkKey))
+            .Where(key => stock.HasPath(key) && key is not (SettingKeys.HighWaterMark or SettingKeys.LowWaterMark))
             .ToList();
 
         Assert.Contains("ssl.require-mutual-authentication", shared);

@@ -35,7 +35,7 @@ public abstract partial class ConnectionStackSuite
 
         var rejected = await _rejected.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
         Assert.IsType<TimeoutException>(rejected);
-        Assert.Contains(ConnectionSettings.ConnectTimeoutKey, rejected.Message);
+        Assert.Contains(SettingKeys.ConnectTimeout, rejected.Message);
 
         var patient = settings.WithConnectTimeout(Timeout);
         var client = await Stack(patient).ConnectAsync(endpoint, patient).WaitAsync(Timeout);
@@ -166,7 +166,7 @@ public abstract partial class ConnectionStackSuite
 
         var failure = await FailsWithin(connecting, Bound + Margin, "the connect to give up on a handshake that never ends");
         Assert.IsType<TimeoutException>(failure);
-        Assert.Contains(ConnectionSettings.ConnectTimeoutKey, failure.Message);
+        Assert.Contains(SettingKeys.ConnectTimeout, failure.Message);
 
         // No connection is left behind: the client closed its socket when the bound fired.
         await RawPeer.ClosedByTheOtherEndWithin(accepted, Margin, "the client to close the channel of the connect it gave up");
@@ -184,7 +184,7 @@ public abstract partial class ConnectionStackSuite
         var failure = await FailsWithin(Stack(settings).ConnectAsync(endpoint, settings), Bound + Margin, "the connect to give up on a peer that never answers");
 
         Assert.IsType<TimeoutException>(failure);
-        Assert.Contains(ConnectionSettings.ConnectTimeoutKey, failure.Message);
+        Assert.Contains(SettingKeys.ConnectTimeout, failure.Message);
     }
 
     [Fact]

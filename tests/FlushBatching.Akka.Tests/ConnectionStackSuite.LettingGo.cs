@@ -42,7 +42,7 @@ public abstract partial class ConnectionStackSuite
         var reason = await receiver.Closed.Task.WaitAsync(Timeout);
         Assert.IsType<TimeoutException>(reason);
         Assert.Contains("the peer did not read them", reason!.Message);
-        Assert.Contains(ConnectionSettings.CloseTimeoutKey, reason.Message);
+        Assert.Contains(SettingKeys.CloseTimeout, reason.Message);
         await Poll.Until(() => ProcessSockets.ConnectedTo(port) == 0, "the socket to the peer to be closed");
         AssertNothingHeld(client);
     }

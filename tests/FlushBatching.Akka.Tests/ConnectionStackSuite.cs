@@ -137,7 +137,7 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
         // The server's side ends on the handshake's error, or, when the client's close comes first, on the close: a
         // dropped set-up either way, never the connect bound.
         Assert.IsType<IOException>(rejected);
-        Assert.DoesNotContain(ConnectionSettings.ConnectTimeoutKey, rejected.Message);
+        Assert.DoesNotContain(SettingKeys.ConnectTimeout, rejected.Message);
     }
 
     [Fact]

@@ -178,7 +178,7 @@ internal sealed class DotNettyConnection : ITransportConnection
     {
         var unsent = UnsentBytes;
         var reason = unsent == 0 ? null : new TimeoutException(
-            $"The close of {this} was aborted after {SettingText.FormatDuration(_settings.CloseTimeout)} ({ConnectionSettings.CloseTimeoutKey}) " +
+            $"The close of {this} was aborted after {SettingText.FormatDuration(_settings.CloseTimeout)} ({SettingKeys.CloseTimeout}) " +
             $"with {unsent:N0} bytes unsent: the peer did not read them.");
         if (!TryRunOnEventLoop(state => ((DotNettyConnection)state).Tail.Abort(reason)))
         {

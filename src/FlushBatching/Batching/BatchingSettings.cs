@@ -14,18 +14,6 @@ namespace FlushBatching.Batching;
 /// </remarks>
 public sealed record BatchingSettings
 {
-    /// <summary>The key of <see cref="Enabled"/>.</summary>
-    internal const string EnabledKey = "enabled";
-
-    /// <summary>The key of <see cref="MaxPendingWrites"/>.</summary>
-    internal const string MaxPendingWritesKey = "max-pending-writes";
-
-    /// <summary>The key of <see cref="MaxPendingBytes"/>.</summary>
-    internal const string MaxPendingBytesKey = "max-pending-bytes";
-
-    /// <summary>The key of <see cref="FlushInterval"/>.</summary>
-    internal const string FlushIntervalKey = "flush-interval";
-
     /// <summary>Batching is on by default: with burst-end flushing it costs light traffic nothing.</summary>
     internal const bool DefaultEnabled = true;
 
@@ -53,17 +41,17 @@ public sealed record BatchingSettings
     {
         if (maxPendingWrites is < 1 or > MaxPendingWritesLimit)
         {
-            throw new InvalidSettingException(MaxPendingWritesKey, maxPendingWrites.ToString(CultureInfo.InvariantCulture), $"a whole number from 1 to {MaxPendingWritesLimit}");
+            throw new InvalidSettingException(SettingKeys.MaxPendingWrites, maxPendingWrites.ToString(CultureInfo.InvariantCulture), $"a whole number from 1 to {MaxPendingWritesLimit}");
         }
 
         if (maxPendingBytes is < 1 or > MaxPendingBytesLimit)
         {
-            throw new InvalidSettingException(MaxPendingBytesKey, SettingText.FormatSize(maxPendingBytes), $"a size from 1b to {SettingText.FormatSize(MaxPendingBytesLimit)}");
+            throw new InvalidSettingException(SettingKeys.MaxPendingBytes, SettingText.FormatSize(maxPendingBytes), $"a size from 1b to {SettingText.FormatSize(MaxPendingBytesLimit)}");
         }
 
         if (flushInterval <= TimeSpan.Zero || flushInterval > FlushIntervalLimit)
         {
-            throw new InvalidSettingException(FlushIntervalKey, SettingText.FormatDuration(flushInterval), $"a duration above 0 and at most {SettingText.FormatDuration(FlushIntervalLimit)}");
+            throw new InvalidSettingException(SettingKeys.FlushInterval, SettingText.FormatDuration(flushInterval), $"a duration above 0 and at most {SettingText.FormatDuration(FlushIntervalLimit)}");
         }
 
         Enabled = enabled;
@@ -110,6 +98,6 @@ public sealed record BatchingSettings
 
     /// <summary>The settings as HOCON, such as <c>enabled = on, max-pending-writes = 30, ...</c>; fit for a log line.</summary>
     public override string ToString() =>
-        $"{EnabledKey} = {(Enabled ? "on" : "off")}, {MaxPendingWritesKey} = {MaxPendingWrites}, " +
-        $"{MaxPendingBytesKey} = {SettingText.FormatSize(MaxPendingBytes)}, {FlushIntervalKey} = {SettingText.FormatDuration(FlushInterval)}";
+        $"{SettingKeys.Enabled} = {(Enabled ? "on" : "off")}, {SettingKeys.MaxPendingWrites} = {MaxPendingWrites}, " +
+        $"{SettingKeys.MaxPendingBytes} = {SettingText.FormatSize(MaxPendingBytes)}, {SettingKeys.FlushInterval} = {SettingText.FormatDuration(FlushInterval)}";
 }

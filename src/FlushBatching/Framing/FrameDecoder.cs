@@ -77,5 +77,5 @@ internal static class FrameDecoder
     private static void ThrowInvalidLength(int length, FramingSettings settings) =>
         throw new InvalidFrameException(length < 0
             ? $"The peer announced a frame of negative length {length}; the connection is not speaking this framing ({settings})."
-            : $"The peer announced a frame of {length} bytes plus the {FramingSettings.HeaderLength}-byte prefix, above {FramingSettings.MaximumFrameSizeKey} = {settings.MaximumFrameSize}b.");
+            : $"The peer announced a frame of {length} bytes plus the {FramingSettings.HeaderLength}-byte prefix, above {SettingKeys.MaximumFrameSize} = {settings.MaximumFrameSize}b.");
 }

@@ -31,7 +31,7 @@ internal static class FrameEncoder
 
     private static void ThrowPayloadTooLarge(int payloadLength, FramingSettings settings) =>
         throw new ArgumentException(
-            $"A payload of {payloadLength} bytes does not fit in a frame: {FramingSettings.MaximumFrameSizeKey} is {settings.MaximumFrameSize} bytes, " +
+            $"A payload of {payloadLength} bytes does not fit in a frame: {SettingKeys.MaximumFrameSize} is {settings.MaximumFrameSize} bytes, " +
             $"so the largest payload is {settings.MaximumPayloadSize} bytes after the {FramingSettings.HeaderLength}-byte length prefix.",
             "payload");
 }

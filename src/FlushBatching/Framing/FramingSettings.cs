@@ -15,12 +15,6 @@ namespace FlushBatching.Framing;
 /// </remarks>
 public sealed record FramingSettings
 {
-    /// <summary>The key of <see cref="MaximumFrameSize"/>.</summary>
-    internal const string MaximumFrameSizeKey = "maximum-frame-size";
-
-    /// <summary>The key of <see cref="ByteOrder"/>.</summary>
-    internal const string ByteOrderKey = "byte-order";
-
     /// <summary>The length of the prefix: 4 bytes.</summary>
     public const int HeaderLength = 4;
 
@@ -37,12 +31,12 @@ public sealed record FramingSettings
     {
         if (maximumFrameSize is < MinimumMaximumFrameSize or > int.MaxValue)
         {
-            throw new InvalidSettingException(MaximumFrameSizeKey, SettingText.FormatSize(maximumFrameSize), $"a size from {MinimumMaximumFrameSize}b to {int.MaxValue}b");
+            throw new InvalidSettingException(SettingKeys.MaximumFrameSize, SettingText.FormatSize(maximumFrameSize), $"a size from {MinimumMaximumFrameSize}b to {int.MaxValue}b");
         }
 
         if (!Enum.IsDefined(byteOrder))
         {
-            throw new InvalidSettingException(ByteOrderKey, ((int)byteOrder).ToString(CultureInfo.InvariantCulture), "little-endian or big-endian");
+            throw new InvalidSettingException(SettingKeys.ByteOrder, ((int)byteOrder).ToString(CultureInfo.InvariantCulture), "little-endian or big-endian");
         }
 
         MaximumFrameSize = (int)maximumFrameSize;
@@ -74,5 +68,5 @@ public sealed record FramingSettings
 
     /// <inheritdoc />
     public override string ToString() =>
-        $"{MaximumFrameSizeKey} = {MaximumFrameSize}b, {ByteOrderKey} = {(ByteOrder == ByteOrder.LittleEndian ? "little-endian" : "big-endian")}";
+        $"{SettingKeys.MaximumFrameSize} = {MaximumFrameSize}b, {SettingKeys.ByteOrder} = {(ByteOrder == ByteOrder.LittleEndian ? "little-endian" : "big-endian")}";
 }

@@ -17,39 +17,6 @@ namespace FlushBatching.Tcp;
 /// </remarks>
 public sealed record ConnectionSettings
 {
-    /// <summary>The key of <see cref="NoDelay"/>.</summary>
-    internal const string NoDelayKey = "tcp-nodelay";
-
-    /// <summary>The key of <see cref="KeepAlive"/>.</summary>
-    internal const string KeepAliveKey = "tcp-keepalive";
-
-    /// <summary>The key of <see cref="SendBufferSize"/>.</summary>
-    internal const string SendBufferSizeKey = "send-buffer-size";
-
-    /// <summary>The key of <see cref="ReceiveBufferSize"/>.</summary>
-    internal const string ReceiveBufferSizeKey = "receive-buffer-size";
-
-    /// <summary>The key of <see cref="Backlog"/>.</summary>
-    internal const string BacklogKey = "backlog";
-
-    /// <summary>The key of <see cref="ConnectTimeout"/>.</summary>
-    internal const string ConnectTimeoutKey = "connection-timeout";
-
-    /// <summary>
-    /// The key of <see cref="CloseTimeout"/>: Akka.Remote's own <c>akka.remote.flush-wait-on-shutdown</c>, the time Akka
-    /// gives an endpoint to flush before it stops.
-    /// </summary>
-    internal const string CloseTimeoutKey = "akka.remote.flush-wait-on-shutdown";
-
-    /// <summary>The key of <see cref="WriteBufferHighWaterMark"/>.</summary>
-    internal const string HighWaterMarkKey = "write-buffer-high-water-mark";
-
-    /// <summary>The key of <see cref="WriteBufferLowWaterMark"/>.</summary>
-    internal const string LowWaterMarkKey = "write-buffer-low-water-mark";
-
-    /// <summary>The prefix of the batching keys in a transport section, such as <c>batching.max-pending-writes</c>.</summary>
-    internal const string BatchingPrefix = "batching.";
-
     /// <summary>On: batching already gathers small writes, so Nagle's algorithm would only add delay.</summary>
     internal const bool DefaultNoDelay = true;
 
@@ -196,18 +163,18 @@ public sealed record ConnectionSettings
 
     /// <summary>Returns a copy with <see cref="SendBufferSize"/> set; 0 keeps the operating system's default.</summary>
     public ConnectionSettings WithSendBufferSize(long bytes) =>
-        this with { SendBufferSize = RequireBufferSize(SendBufferSizeKey, bytes) };
+        this with { SendBufferSize = RequireBufferSize(SettingKeys.SendBufferSize, bytes) };
 
     /// <summary>Returns a copy with <see cref="ReceiveBufferSize"/> set; 0 keeps the operating system's default.</summary>
     public ConnectionSettings WithReceiveBufferSize(long bytes) =>
-        this with { ReceiveBufferSize = RequireBufferSize(ReceiveBufferSizeKey, bytes) };
+        this with { ReceiveBufferSize = RequireBufferSize(SettingKeys.ReceiveBufferSize, bytes) };
 
     /// <summary>Returns a copy with <see cref="Backlog"/> set (1 to 65535).</summary>
     public ConnectionSettings WithBacklog(int backlog) => this with
     {
         Backlog = backlog is >= 1 and <= 65535
             ? backlog
-            : throw new InvalidSettingException(BacklogKey, backlog.ToString(CultureInfo.InvariantCulture), "a whole number from 1 to 65535"),
+            : throw new InvalidSettingException(SettingKeys.Backlog, backlog.ToString(CultureInfo.InvariantCulture), "a whole number from 1 to 65535"),
     };
 
     /// <summary>Returns a copy with <see cref="ConnectTimeout"/> set (above 0, at most 1 hour).</summary>
@@ -215,7 +182,7 @@ public sealed record ConnectionSettings
     {
         ConnectTimeout = timeout > TimeSpan.Zero && timeout <= TimeSpan.FromHours(1)
             ? timeout
-            : throw new InvalidSettingException(ConnectTimeoutKey, SettingText.FormatDuration(timeout), "a duration above 0 and at most 1h"),
+            : throw new InvalidSettingException(SettingKeys.ConnectTimeout, SettingText.FormatDuration(timeout), "a duration above 0 and at most 1h"),
     };
 
     /// <summary>Returns a copy with <see cref="CloseTimeout"/> set (above 0, at most 1 hour).</summary>
@@ -223,7 +190,7 @@ public sealed record ConnectionSettings
     {
         CloseTimeout = timeout > TimeSpan.Zero && timeout <= TimeSpan.FromHours(1)
             ? timeout
-            : throw new InvalidSettingException(CloseTimeoutKey, SettingText.FormatDuration(timeout), "a duration above 0 and at most 1h"),
+            : throw new InvalidSettingException(SettingKeys.CloseTimeout, SettingText.FormatDuration(timeout), "a duration above 0 and at most 1h"),
     };
 
     /// <summary>
@@ -240,14 +207,14 @@ public sealed record ConnectionSettings
     {
         if (high is < 1 or > MaxWriteBufferWaterMark)
         {
-            throw new InvalidSettingException(HighWaterMarkKey, SettingText.FormatSize(high.Value), $"a size from 1b to {SettingText.FormatSize(MaxWriteBufferWaterMark)}, which every stack can hold");
+            throw new InvalidSettingException(SettingKeys.HighWaterMark, SettingText.FormatSize(high.Value), $"a size from 1b to {SettingText.FormatSize(MaxWriteBufferWaterMark)}, which every stack can hold");
         }
 
         // A low mark set before is checked again against a high mark given now.
         var marks = this with { ExplicitHighWaterMark = high ?? ExplicitHighWaterMark, ExplicitLowWaterMark = low ?? ExplicitLowWaterMark };
         if (marks.ExplicitLowWaterMark is { } set && (set < 0 || set >= marks.WriteBufferHighWaterMark))
         {
-            throw new InvalidSettingException(LowWaterMarkKey, SettingText.FormatSize(set), $"a size from 0b to below {HighWaterMarkKey} ({SettingText.FormatSize(marks.WriteBufferHighWaterMark)})");
+            throw new InvalidSettingException(SettingKeys.LowWaterMark, SettingText.FormatSize(set), $"a size from 0b to below {SettingKeys.HighWaterMark} ({SettingText.FormatSize(marks.WriteBufferHighWaterMark)})");
         }
 
         return marks;

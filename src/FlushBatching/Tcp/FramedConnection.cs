@@ -241,7 +241,7 @@ public sealed class FramedConnection : IAsyncDisposable
         Shutdown(unsent == 0
             ? null
             : new TimeoutException(
-                $"The close of {this} was aborted after {SettingText.FormatDuration(Settings.CloseTimeout)} ({ConnectionSettings.CloseTimeoutKey}) " +
+                $"The close of {this} was aborted after {SettingText.FormatDuration(Settings.CloseTimeout)} ({SettingKeys.CloseTimeout}) " +
                 $"with {unsent:N0} bytes unsent: the peer did not read them."));
     }
 

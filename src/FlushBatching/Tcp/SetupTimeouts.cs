@@ -10,12 +10,12 @@ internal static class SetupTimeouts
 {
     /// <summary>An outbound connection that did not connect, TLS handshake included, within the bound.</summary>
     public static TimeoutException Connecting(EndPoint remote, TimeSpan bound, Exception inner) =>
-        new($"Connecting to {remote} timed out after {SettingText.FormatDuration(bound)} ({ConnectionSettings.ConnectTimeoutKey}).", inner);
+        new($"Connecting to {remote} timed out after {SettingText.FormatDuration(bound)} ({SettingKeys.ConnectTimeout}).", inner);
 
     /// <summary>An accepted connection whose peer did not finish its TLS handshake within the bound.</summary>
     /// <param name="connection">The connection as text naming both ends.</param>
     /// <param name="bound">The connect timeout that passed.</param>
     /// <param name="inner">The cancellation or timeout that ended the wait.</param>
     public static TimeoutException Handshake(string connection, TimeSpan bound, Exception inner) =>
-        new($"The connection {connection} did not finish its TLS handshake within {SettingText.FormatDuration(bound)} ({ConnectionSettings.ConnectTimeoutKey}), and was closed.", inner);
+        new($"The connection {connection} did not finish its TLS handshake within {SettingText.FormatDuration(bound)} ({SettingKeys.ConnectTimeout}), and was closed.", inner);
 }

@@ -32,11 +32,6 @@ public sealed record TlsSettings
     /// <summary>On: a connector checks the server's name, as <see cref="SslStream"/> does by default.</summary>
     internal const bool DefaultValidateHostname = true;
 
-    // The names a refused certificate is reported under; the Akka adapter reports them under its ssl section's keys.
-    internal const string CertificatePathKey = "certificate.path";
-    internal const string CertificateStoreNameKey = "certificate.store-name";
-    internal const string CertificateThumbprintKey = "certificate.thumbprint";
-
     private TlsSettings(X509Certificate2? certificate) => Certificate = certificate;
 
     /// <summary>The certificate this side presents, with its private key; <c>null</c> for a connector that presents none.</summary>
@@ -109,7 +104,7 @@ public sealed record TlsSettings
         ArgumentNullException.ThrowIfNull(path);
         if (!File.Exists(path))
         {
-            throw new InvalidSettingException(CertificatePathKey, path, "the path of an existing PKCS#12 (.pfx) file");
+            throw new InvalidSettingException(SettingKeys.CertificatePath, path, "the path of an existing PKCS#12 (.pfx) file");
         }
 
         X509Certificate2 certificate;
@@ -119,11 +114,11 @@ public sealed record TlsSettings
         }
         catch (CryptographicException e)
         {
-            throw new InvalidSettingException(CertificatePathKey, path, $"a PKCS#12 (.pfx) file readable with the given password ({e.Message})", e);
+            throw new InvalidSettingException(SettingKeys.CertificatePath, path, $"a PKCS#12 (.pfx) file readable with the given password ({e.Message})", e);
         }
 
         return PrivateKeyProblem(certificate) is { } problem
-            ? throw new InvalidSettingException(CertificatePathKey, path, $"a PKCS#12 (.pfx) file with a usable private key ({problem})")
+            ? throw new InvalidSettingException(SettingKeys.CertificatePath, path, $"a PKCS#12 (.pfx) file with a usable private key ({problem})")
             : new TlsSettings(certificate);
     }
 
@@ -140,17 +135,17 @@ public sealed record TlsSettings
         }
         catch (CryptographicException e)
         {
-            throw new InvalidSettingException(CertificateStoreNameKey, storeName.ToString(), $"a store this platform can open in {storeLocation} ({e.Message})", e);
+            throw new InvalidSettingException(SettingKeys.CertificateStoreName, storeName.ToString(), $"a store this platform can open in {storeLocation} ({e.Message})", e);
         }
 
         var found = store.Certificates.Find(X509FindType.FindByThumbprint, thumbprint, validOnly: false);
         if (found.Count == 0)
         {
-            throw new InvalidSettingException(CertificateThumbprintKey, thumbprint, $"the thumbprint of a certificate in the {storeLocation}/{storeName} store");
+            throw new InvalidSettingException(SettingKeys.CertificateThumbprint, thumbprint, $"the thumbprint of a certificate in the {storeLocation}/{storeName} store");
         }
 
         return PrivateKeyProblem(found[0]) is { } problem
-            ? throw new InvalidSettingException(CertificateThumbprintKey, thumbprint, $"the thumbprint of a certificate with a usable private key ({problem})")
+            ? throw new InvalidSettingException(SettingKeys.CertificateThumbprint, thumbprint, $"the thumbprint of a certificate with a usable private key ({problem})")
             : new TlsSettings(found[0]);
     }
 

@@ -104,7 +104,7 @@ public class FrameDecoderTests
 
         FrameEncoder.WriteHeader(header, settings.MaximumPayloadSize + 1, order);
         var e = Assert.Throws<InvalidFrameException>(() => FrameDecoder.ReadLength(header, settings));
-        Assert.Contains(FramingSettings.MaximumFrameSizeKey, e.Message);
+        Assert.Contains(SettingKeys.MaximumFrameSize, e.Message);
     }
 
     private sealed class Segments : ReadOnlySequenceSegment<byte>

@@ -18,7 +18,7 @@ public class FramingSettingsTests
     public void A_maximum_frame_size_outside_32000_to_int_MaxValue_is_refused(long bytes)
     {
         var e = Assert.Throws<InvalidSettingException>(() => FramingSettings.Default.WithMaximumFrameSize(bytes));
-        Assert.Equal(FramingSettings.MaximumFrameSizeKey, e.Key);
+        Assert.Equal(SettingKeys.MaximumFrameSize, e.Key);
         Assert.Equal(int.MaxValue, FramingSettings.Default.WithMaximumFrameSize(int.MaxValue).MaximumFrameSize);
     }
 

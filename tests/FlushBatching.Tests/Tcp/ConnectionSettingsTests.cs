@@ -65,7 +65,7 @@ public class ConnectionSettingsTests
     public void A_buffer_size_outside_what_a_socket_takes_is_refused_naming_its_key(long bytes)
     {
         var e = Assert.Throws<InvalidSettingException>(() => ConnectionSettings.Default.WithReceiveBufferSize(bytes));
-        Assert.Equal(ConnectionSettings.ReceiveBufferSizeKey, e.Key);
+        Assert.Equal(SettingKeys.ReceiveBufferSize, e.Key);
         Assert.Equal(0, ConnectionSettings.Default.WithReceiveBufferSize(0).ReceiveBufferSize);
     }
 
