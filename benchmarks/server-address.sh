@@ -5,8 +5,9 @@
 #   address=$(benchmarks/server-address.sh server.log)
 set -euo pipefail
 log=$1
+# The log may not exist yet: the server's shell opens it after this script starts.
 for _ in $(seq 1 60); do
-  address=$(grep -Eo 'server at akka\.tcp://[^ ]+' "$log" | sed 's/server at //' || true)
+  address=$(grep -Eo 'server at akka\.tcp://[^ ]+' "$log" 2>/dev/null | sed 's/server at //' || true)
   if [[ -n "$address" ]]; then
     echo "$address"
     exit 0
