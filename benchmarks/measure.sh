@@ -4,9 +4,9 @@
 #
 #   benchmarks/measure.sh [OUT]        REPEAT=3 by default: runs per benchmark, interleaved, medians reported
 #
-# Takes about 110 minutes of measuring on 2 cores (the open loop alone about 30, many peers about 15, large messages
-# about 12), plus 40-90 s of warm-up in each of its 42 RemotePingPong processes (until the JIT is quiet): 2 to 2.5 hours
-# in all, estimated. Run it on a quiet machine: nothing else building or testing.
+# With REPEAT=2 it took 1.5 hours on 2 cores (2026-11-27: the open loop about 20 minutes, the BenchmarkDotNet suites
+# about 10), warm-ups included: each RemotePingPong process warms up until the JIT is quiet. REPEAT=3 takes about half
+# as long again. Run it on a quiet machine: nothing else building or testing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/benchmarks/results/current}

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """Tables of medians from benchmarks/measure.sh's output folder, in Markdown: summarize.py OUT."""
+import csv
 import glob
 import json
 import os
@@ -24,24 +25,48 @@ def grouped(rows, key):
 TRANSPORTS = ("flushbatching", "flushbatching-dotnetty", "stock", "ceiling")
 
 
-def remote(folder, title, note=""):
-    data = runs(folder)
+def remote(folders, title, note=""):
+    """One table for every payload: the rows of each folder (one payload each) after the other's."""
+    data = {folder: runs(folder) for folder in folders}
     print(f"### {title}\n")
-    print(f"{len(data)} runs, medians; ratios are the median of each run's own ratio. {note}\n")
-    print("| clients | transport | msgs/s | × stock | × ceiling | CPU µs/msg | CPU × stock | CPU × ceiling | queue delay p50 / p99 µs |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-    rows = grouped((r for d in data for r in d["Rows"]), lambda r: (r["Transport"], r["Clients"]))
+    print(f"{len(data[folders[0]])} runs, medians; ratios are the median of each run's own ratio. {note}\n")
+    print("| clients | payload | transport | msgs/s | × stock | × ceiling | CPU µs/msg | CPU × stock | CPU × ceiling | queue delay p50 / p99 µs |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
 
     def ratio(mine, theirs, key):
         return f'{st.median(a[key] / b[key] for a, b in zip(mine, theirs)):.2f}×' if theirs else "-"
 
-    for clients in sorted({c for _, c in rows}):
-        stock, ceiling = rows.get(("stock", clients), []), rows.get(("ceiling", clients), [])
-        for t in (t for t in TRANSPORTS if (t, clients) in rows):
-            mine = rows[(t, clients)]
-            print(f'| {clients} | {t} | {st.median(r["MsgsPerSec"] for r in mine):,.0f} | {ratio(mine, stock, "MsgsPerSec")} | '
-                  f'{ratio(mine, ceiling, "MsgsPerSec")} | {st.median(r["CpuUsPerMessage"] for r in mine):.2f} | '
-                  f'{ratio(mine, stock, "CpuUsPerMessage")} | {ratio(mine, ceiling, "CpuUsPerMessage")} | {queue_delay(mine)} |')
+    for folder in folders:
+        payload = folder.rsplit("-", 1)[1]
+        rows = grouped((r for d in data[folder] for r in d["Rows"]), lambda r: (r["Transport"], r["Clients"]))
+        for clients in sorted({c for _, c in rows}):
+            stock, ceiling = rows.get(("stock", clients), []), rows.get(("ceiling", clients), [])
+            for t in (t for t in TRANSPORTS if (t, clients) in rows):
+                mine = rows[(t, clients)]
+                print(f'| {clients} | {payload} B | {t} | {st.median(r["MsgsPerSec"] for r in mine):,.0f} | {ratio(mine, stock, "MsgsPerSec")} | '
+                      f'{ratio(mine, ceiling, "MsgsPerSec")} | {st.median(r["CpuUsPerMessage"] for r in mine):.2f} | '
+                      f'{ratio(mine, stock, "CpuUsPerMessage")} | {ratio(mine, ceiling, "CpuUsPerMessage")} | {queue_delay(mine)} |')
+    print()
+
+
+def remote_by_payload(folders, title, note=""):
+    """The same rows with every payload side by side: msgs/s and CPU per message, each beside stock's (docs/performance.md)."""
+    data = {folder: grouped((r for d in runs(folder) for r in d["Rows"]), lambda r: (r["Transport"], r["Clients"])) for folder in folders}
+    payloads = [folder.rsplit("-", 1)[1] for folder in folders]
+    print(f"### {title}\n")
+    print(f"{len(runs(folders[0]))} runs, medians; ratios are the median of each run's own ratio. {note}\n")
+    print("| clients | transport | " + " | ".join(f"{p} B: msgs/s | × stock | CPU µs/msg | CPU × stock" for p in payloads) + " |")
+    print("|---:|---|" + "---:|---:|---:|---:|" * len(payloads))
+    ratio = lambda mine, theirs, key: f'{st.median(a[key] / b[key] for a, b in zip(mine, theirs)):.2f}×' if theirs else "-"
+    first = data[folders[0]]
+    for clients in sorted({c for _, c in first}):
+        for t in (t for t in TRANSPORTS if (t, clients) in first):
+            cells = []
+            for folder in folders:
+                mine, stock = data[folder][(t, clients)], data[folder].get(("stock", clients), [])
+                cells.append(f'{st.median(r["MsgsPerSec"] for r in mine):,.0f} | {ratio(mine, stock, "MsgsPerSec")} | '
+                             f'{st.median(r["CpuUsPerMessage"] for r in mine):.2f} | {ratio(mine, stock, "CpuUsPerMessage")}')
+            print(f"| {clients} | {t} | " + " | ".join(cells) + " |")
     print()
 
 
@@ -72,38 +97,52 @@ def queue_delay(rows):
     return f"{st.median(p50):,.0f} / {st.median(p99):,.0f}" if p50 else "-"
 
 
-def open_loop(payload, bound_ms=5):
-    data = runs(f"open-loop-{payload}")
-    if not data:
+def open_loop(payloads=(100, 3), bound_ms=5):
+    """One table of latencies for every payload, then, per payload, the best rate under the bound and the queue delay."""
+    data = {payload: runs(f"open-loop-{payload}") for payload in payloads}
+    if not data[payloads[0]]:
         return
-    print(f"### Latency against offered load, two processes, {payload}-byte payload\n")
-    print(f"{len(data)} runs, medians; latency from each message's due time (open loop, coordinated omission corrected).\n")
-    rows = grouped((r for d in data for r in d["OpenLoop"]), lambda r: (r["Transport"], r["OfferedPerSec"]))
-    transports = [t for t in TRANSPORTS if any(k[0] == t for k in rows)]
-    print("| offered round trips/s | " + " | ".join(f"{t} p50 / p99 / p99.9 ms" for t in transports) + " |")
-    print("|---:|" + "---:|" * len(transports))
-    for rate in sorted({r for _, r in rows}):
+    print("### Latency against offered load, two processes\n")
+    print(f"{len(data[payloads[0]])} runs, medians; latency from each message's due time (open loop, coordinated omission "
+          "corrected), in ms.\n")
+    rows = {payload: grouped((r for d in data[payload] for r in d["OpenLoop"]), lambda r: (r["Transport"], r["OfferedPerSec"]))
+            for payload in payloads}
+    transports = [t for t in TRANSPORTS if any(k[0] == t for k in rows[payloads[0]])]
+    print("| offered round trips/s | " + " | ".join(f"{p} B: {t} p50 / p99" for p in payloads for t in transports) + " |")
+    print("|---:|" + "---:|" * (len(transports) * len(payloads)))
+    for rate in sorted({r for _, r in rows[payloads[0]]}):
         cells = []
-        for t in transports:
-            rs = rows.get((t, rate), [])
-            back = "" if all(r["Sustained"] for r in rs) else " (not all back)"
-            cells.append(f'{st.median(r["P50Us"] for r in rs) / 1000:.1f} / {st.median(r["P99Us"] for r in rs) / 1000:.1f} / '
-                         f'{st.median(r["P999Us"] for r in rs) / 1000:.1f}{back}' if rs else "-")
+        for payload in payloads:
+            for t in transports:
+                rs = rows[payload].get((t, rate), [])
+                back = "" if all(r["Sustained"] for r in rs) else " (not all back)"
+                cells.append(f'{st.median(r["P50Us"] for r in rs) / 1000:.1f} / {st.median(r["P99Us"] for r in rs) / 1000:.1f}{back}'
+                             if rs else "-")
         print(f"| {rate:,} | " + " | ".join(cells) + " |")
     print()
-    best = {t: max([rate for (tt, rate), rs in rows.items() if tt == t and all(r["Sustained"] for r in rs)
-                    and st.median(r["P99Us"] for r in rs) < bound_ms * 1000] or [0]) for t in transports}
-    print(f"Highest offered rate with a median p99 under {bound_ms} ms: " +
-          ", ".join(f"{t} {rate:,}" + (f" ({rate / best['stock']:.2f}× stock)" if best.get('stock') and t != 'stock' else "")
-                    for t, rate in best.items()) + "\n")
-    ours = [t for t in transports if any(r.get("QueueDelayP50Us") is not None for (tt, _), rs in rows.items() if tt == t for r in rs)]
+    print("p99.9, ms:\n")
+    print("| offered round trips/s | " + " | ".join(f"{p} B: {t}" for p in payloads for t in transports) + " |")
+    print("|---:|" + "---:|" * (len(transports) * len(payloads)))
+    for rate in sorted({r for _, r in rows[payloads[0]]}):
+        cells = [f'{st.median(r["P999Us"] for r in rows[payload][(t, rate)]) / 1000:.1f}' if (t, rate) in rows[payload] else "-"
+                 for payload in payloads for t in transports]
+        print(f"| {rate:,} | " + " | ".join(cells) + " |")
+    print()
+    for payload in payloads:
+        best = {t: max([rate for (tt, rate), rs in rows[payload].items() if tt == t and all(r["Sustained"] for r in rs)
+                        and st.median(r["P99Us"] for r in rs) < bound_ms * 1000] or [0]) for t in transports}
+        print(f"Highest offered rate with a median p99 under {bound_ms} ms, {payload} B: " +
+              ", ".join(f"{t} {rate:,}" + (f" ({rate / best['stock']:.2f}× stock)" if best.get('stock') and t != 'stock' else "")
+                        for t, rate in best.items()) + "\n")
+    ours = [t for t in transports if any(r.get("QueueDelayP50Us") is not None for (tt, _), rs in rows[payloads[0]].items() if tt == t for r in rs)]
     if ours:
         print("Queue delay, from a frame's write to the send that carried it (`flushbatching.queue_delay`, the clients' "
               "sends), p50 / p99 µs:\n")
-        print("| offered round trips/s | " + " | ".join(ours) + " |")
-        print("|---:|" + "---:|" * len(ours))
-        for rate in sorted({r for _, r in rows}):
-            print(f"| {rate:,} | " + " | ".join(queue_delay(rows.get((t, rate), [])) for t in ours) + " |")
+        print("| offered round trips/s | payload | " + " | ".join(ours) + " |")
+        print("|---:|---:|" + "---:|" * len(ours))
+        for payload in payloads:
+            for rate in sorted({r for _, r in rows[payload]}):
+                print(f"| {rate:,} | {payload} B | " + " | ".join(queue_delay(rows[payload].get((t, rate), [])) for t in ours) + " |")
         print()
 
 
@@ -202,22 +241,51 @@ def transport():
     print()
 
 
+UNITS = {"ns": 1e-3, "μs": 1.0, "us": 1.0, "ms": 1e3, "s": 1e6}
+
+
+def bdn(report, title, note=""):
+    """A BenchmarkDotNet CSV report as params, mean, error and bytes, each mean also over stock's with the same params."""
+    rows = list(csv.DictReader(open(report)))
+    for r in rows:  # BenchmarkDotNet shortens long parameter values in its reports
+        r["Transport"] = r.get("Transport", "").replace("flush(...)netty [22]", "flushbatching-dotnetty")
+    if not rows:
+        return
+    names = list(rows[0])
+    params = names[names.index("WarmupCount") + 1:names.index("Mean")]
+    micros = lambda text: float(text.split()[0].replace(",", "")) * UNITS[text.split()[1]]
+    key = lambda row: tuple(row[p] for p in params if p != "Transport")
+    stock = {key(r): micros(r["Mean"]) for r in rows if r.get("Transport") == "stock"}
+    print(f"### {title}\n")
+    if note:
+        print(f"{note}\n")
+    print("| " + " | ".join(params) + " | mean µs | error µs | × stock | allocated |")
+    print("|" + "---|" * len(params) + "---:|---:|---:|---:|")
+    for r in rows:
+        ratio = f"{micros(r['Mean']) / stock[key(r)]:.2f}×" if key(r) in stock else "-"
+        print("| " + " | ".join(r[p] for p in params) + f" | {micros(r['Mean']):,.1f} | {micros(r['Error']):,.1f} | {ratio} | "
+              f"{r['Allocated']} |")
+    print()
+
+
 machine = runs("remote-100")[0].get("Machine", "")
 print(f"Machine: {machine}\n")
 two = "The ceiling's rows run both systems in the client process: Akka.Remote with no I/O has no second process."
-remote("remote-100", "RemotePingPong, two processes, 100-byte payload, 20,000 messages per client", two)
-remote("remote-3", "RemotePingPong, two processes, 3-byte payload, 20,000 messages per client", two)
+remote_by_payload(["remote-100", "remote-3"], "RemotePingPong, two processes, by payload, 20,000 messages per client", two)
+remote(["remote-100", "remote-3"], "RemotePingPong, two processes, 20,000 messages per client", two)
 one = "Both systems in one process, every transport alike."
-remote("inproc-100", "RemotePingPong, one process, 100-byte payload, 20,000 messages per client", one)
-remote("inproc-3", "RemotePingPong, one process, 3-byte payload, 20,000 messages per client", one)
+remote(["inproc-100", "inproc-3"], "RemotePingPong, one process, 20,000 messages per client", one)
 hand_offs()
 latency()
 transport()
-open_loop(100)
-open_loop(3)
+open_loop()
 cores()
 large()
 many_peers()
+for report in sorted(glob.glob(os.path.join(out, "bdn-akka", "results", "*-report.csv"))):
+    bdn(report, os.path.basename(report).replace("-report.csv", "").rsplit(".", 1)[1] + ", per message (BenchmarkDotNet ShortRun)",
+        "Mean and error per operation as BenchmarkDotNet reports them (OperationsPerInvoke: per message or per request); "
+        "× stock: the mean over stock's with the same other parameters.")
 for name in ("bdn-core", "bdn-akka"):
     for report in sorted(glob.glob(os.path.join(out, name, "results", "*-report-github.md"))):
         print(f"### {os.path.basename(report).replace('-report-github.md', '')}\n")
