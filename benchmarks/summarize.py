@@ -25,6 +25,16 @@ def grouped(rows, key):
 TRANSPORTS = ("flushbatching", "flushbatching-dotnetty", "stock", "ceiling")
 
 
+def rows_of(data):
+    """The closed-loop rows of RemotePingPong runs by (transport, clients)."""
+    return grouped((r for d in data for r in d["Rows"]), lambda r: (r["Transport"], r["Clients"]))
+
+
+def ratio(mine, theirs, key):
+    """The median of each run's own ratio of key, mine over theirs; "-" when there is nothing to compare with."""
+    return f'{st.median(a[key] / b[key] for a, b in zip(mine, theirs)):.2f}×' if theirs else "-"
+
+
 def remote(folders, title, note=""):
     """One table for every payload: the rows of each folder (one payload each) after the other's."""
     data = {folder: runs(folder) for folder in folders}
@@ -32,13 +42,9 @@ def remote(folders, title, note=""):
     print(f"{len(data[folders[0]])} runs, medians; ratios are the median of each run's own ratio. {note}\n")
     print("| clients | payload | transport | msgs/s | × stock | × ceiling | CPU µs/msg | CPU × stock | CPU × ceiling | queue delay p50 / p99 µs |")
     print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-
-    def ratio(mine, theirs, key):
-        return f'{st.median(a[key] / b[key] for a, b in zip(mine, theirs)):.2f}×' if theirs else "-"
-
     for folder in folders:
         payload = folder.rsplit("-", 1)[1]
-        rows = grouped((r for d in data[folder] for r in d["Rows"]), lambda r: (r["Transport"], r["Clients"]))
+        rows = rows_of(data[folder])
         for clients in sorted({c for _, c in rows}):
             stock, ceiling = rows.get(("stock", clients), []), rows.get(("ceiling", clients), [])
             for t in (t for t in TRANSPORTS if (t, clients) in rows):
@@ -51,13 +57,13 @@ def remote(folders, title, note=""):
 
 def remote_by_payload(folders, title, note=""):
     """The same rows with every payload side by side: msgs/s and CPU per message, each beside stock's (docs/performance.md)."""
-    data = {folder: grouped((r for d in runs(folder) for r in d["Rows"]), lambda r: (r["Transport"], r["Clients"])) for folder in folders}
+    first_runs = runs(folders[0])
+    data = {folder: rows_of(first_runs if folder == folders[0] else runs(folder)) for folder in folders}
     payloads = [folder.rsplit("-", 1)[1] for folder in folders]
     print(f"### {title}\n")
-    print(f"{len(runs(folders[0]))} runs, medians; ratios are the median of each run's own ratio. {note}\n")
+    print(f"{len(first_runs)} runs, medians; ratios are the median of each run's own ratio. {note}\n")
     print("| clients | transport | " + " | ".join(f"{p} B: msgs/s | × stock | CPU µs/msg | CPU × stock" for p in payloads) + " |")
     print("|---:|---|" + "---:|---:|---:|---:|" * len(payloads))
-    ratio = lambda mine, theirs, key: f'{st.median(a[key] / b[key] for a, b in zip(mine, theirs)):.2f}×' if theirs else "-"
     first = data[folders[0]]
     for clients in sorted({c for _, c in first}):
         for t in (t for t in TRANSPORTS if (t, clients) in first):
@@ -76,7 +82,7 @@ def hand_offs():
     print("| clients | payload | ceiling-handoff | ceiling-handoff2 | flushbatching | CPU µs/msg: ceiling, ceiling-handoff2, flushbatching |")
     print("|---:|---:|---:|---:|---:|---|")
     for payload in (100, 3):
-        rows = grouped((r for d in runs(f"handoff-{payload}") for r in d["Rows"]), lambda r: (r["Transport"], r["Clients"]))
+        rows = rows_of(runs(f"handoff-{payload}"))
         for clients in sorted({c for _, c in rows}):
             ceiling = rows[("ceiling", clients)]
 
@@ -154,8 +160,7 @@ def cores():
     print(f"{len(one)} runs each, medians. × 1 core = msgs/s on two cores over msgs/s on one.\n")
     print("| clients | transport | 1 core msgs/s | 1 core CPU µs/msg | 2 cores msgs/s | 2 cores CPU µs/msg | × 1 core |")
     print("|---:|---|---:|---:|---:|---:|---:|")
-    a = grouped((r for d in one for r in d["Rows"]), lambda r: (r["Transport"], r["Clients"]))
-    b = grouped((r for d in two for r in d["Rows"]), lambda r: (r["Transport"], r["Clients"]))
+    a, b = rows_of(one), rows_of(two)
     for clients in sorted({c for _, c in a}):
         for t in (t for t in TRANSPORTS if (t, clients) in a and (t, clients) in b):
             r1, r2 = a[(t, clients)], b[(t, clients)]
@@ -200,15 +205,14 @@ def large():
     for folder in folders:
         data = runs(os.path.basename(folder))
         payload = data[0]["Payload"]
-        rows = grouped((r for d in data for r in d["Rows"]), lambda r: (r["Transport"], r["Clients"]))
+        rows = rows_of(data)
         for clients in sorted({c for _, c in rows}):
             stock = rows.get(("stock", clients), [])
             for t in (t for t in TRANSPORTS if (t, clients) in rows):
                 mine = rows[(t, clients)]
                 rate = st.median(r["MsgsPerSec"] for r in mine)
-                ratio = lambda key: f'{st.median(a[key] / b[key] for a, b in zip(mine, stock)):.2f}×' if stock else "-"
-                print(f'| {payload // 1024:,} KiB | {clients} | {t} | {rate:,.0f} | {rate * payload / 1e6:,.0f} | {ratio("MsgsPerSec")} | '
-                      f'{st.median(r["CpuUsPerMessage"] for r in mine) / payload * 1e3:.1f} | {ratio("CpuUsPerMessage")} |')
+                print(f'| {payload // 1024:,} KiB | {clients} | {t} | {rate:,.0f} | {rate * payload / 1e6:,.0f} | {ratio(mine, stock, "MsgsPerSec")} | '
+                      f'{st.median(r["CpuUsPerMessage"] for r in mine) / payload * 1e3:.1f} | {ratio(mine, stock, "CpuUsPerMessage")} |')
     print()
 
 
@@ -247,10 +251,10 @@ UNITS = {"ns": 1e-3, "μs": 1.0, "us": 1.0, "ms": 1e3, "s": 1e6}
 def bdn(report, title, note=""):
     """A BenchmarkDotNet CSV report as params, mean, error and bytes, each mean also over stock's with the same params."""
     rows = list(csv.DictReader(open(report)))
-    for r in rows:  # BenchmarkDotNet shortens long parameter values in its reports
-        r["Transport"] = r.get("Transport", "").replace("flush(...)netty [22]", "flushbatching-dotnetty")
     if not rows:
         return
+    for r in (r for r in rows if "Transport" in r):  # BenchmarkDotNet shortens long parameter values in its reports
+        r["Transport"] = r["Transport"].replace("flush(...)netty [22]", "flushbatching-dotnetty")
     names = list(rows[0])
     params = names[names.index("WarmupCount") + 1:names.index("Mean")]
     micros = lambda text: float(text.split()[0].replace(",", "")) * UNITS[text.split()[1]]
@@ -262,8 +266,8 @@ def bdn(report, title, note=""):
     print("| " + " | ".join(params) + " | mean µs | error µs | × stock | allocated |")
     print("|" + "---|" * len(params) + "---:|---:|---:|---:|")
     for r in rows:
-        ratio = f"{micros(r['Mean']) / stock[key(r)]:.2f}×" if key(r) in stock else "-"
-        print("| " + " | ".join(r[p] for p in params) + f" | {micros(r['Mean']):,.1f} | {micros(r['Error']):,.1f} | {ratio} | "
+        over_stock = f"{micros(r['Mean']) / stock[key(r)]:.2f}×" if key(r) in stock else "-"
+        print("| " + " | ".join(r[p] for p in params) + f" | {micros(r['Mean']):,.1f} | {micros(r['Error']):,.1f} | {over_stock} | "
               f"{r['Allocated']} |")
     print()
 
