@@ -39,6 +39,9 @@ public sealed class FramedListener : IAsyncDisposable
     /// <summary>The bound endpoint; its port is the one the system chose when port 0 was asked for.</summary>
     public IPEndPoint LocalEndPoint { get; }
 
+    /// <summary>Accepted sockets whose set-up (the TLS handshake) has not ended: a test waits on it instead of a delay.</summary>
+    internal int SettingUp => Volatile.Read(ref _settingUp);
+
     /// <summary>Binds <paramref name="endpoint"/> and starts accepting.</summary>
     /// <param name="endpoint">Where to listen; port 0 lets the system choose.</param>
     /// <param name="settings">Settings for every accepted connection, and the backlog.</param>

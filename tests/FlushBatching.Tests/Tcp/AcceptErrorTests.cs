@@ -76,7 +76,7 @@ public sealed class AcceptErrorTests
             ThreadPool.SetMinThreads(workers, io);
         }
 
-        await Poll(() => { lock (accepted) { return accepted.Count == clients.Count; } }, "the waiting connections to be accepted once descriptors are free");
+        await Condition.PollAsync(() => { lock (accepted) { return accepted.Count == clients.Count; } }, "the waiting connections to be accepted once descriptors are free");
         foreach (var connection in accepted)
         {
             await connection.DisposeAsync();
@@ -87,14 +87,6 @@ public sealed class AcceptErrorTests
 
     private static int OpenDescriptors() => Directory.GetFiles("/proc/self/fd").Length;
 
-    private static async Task Poll(Func<bool> done, string what)
-    {
-        for (var waited = 0; !done(); waited += 20)
-        {
-            Assert.True(waited < FrameCollector.Patience.TotalMilliseconds, $"waited {FrameCollector.Patience} for {what}");
-            await Task.Delay(20);
-        }
-    }
 
     private static Limit GetLimit() => getrlimit(NoFile, out var limit) == 0 ? limit : throw new InvalidOperationException($"getrlimit failed: {Marshal.GetLastPInvokeError()}");
 

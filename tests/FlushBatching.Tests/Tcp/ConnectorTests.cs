@@ -1,6 +1,10 @@
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
+using System.Security.Authentication;
+using System.Security.Cryptography.X509Certificates;
 using FlushBatching.Tcp;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Tests.Tcp;
 
@@ -34,6 +38,70 @@ public class ConnectorTests
         var e = await Assert.ThrowsAsync<TimeoutException>(() => FramedConnector.ConnectAsync((IPEndPoint)silent.LocalEndPoint!, settings));
         Assert.Contains("connection-timeout", e.Message);
         Assert.Contains("300ms", e.Message);
+
+        // The connector gave up, so its socket is closed: the peer is not left holding a connection nobody will use.
+        using var accepted = await silent.AcceptAsync();
+        await RawPeer.AssertEndedByOtherEndAsync(accepted);
+    }
+
+    [Fact]
+    public async Task A_callers_cancellation_ends_connecting_and_closes_the_socket()
+    {
+        using var silent = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        silent.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        silent.Listen(1);
+        using var cancellation = new CancellationTokenSource();
+        var connecting = FramedConnector.ConnectAsync((IPEndPoint)silent.LocalEndPoint!, ConnectionSettings.Default.WithTls(TlsSettings.ForClient()), cancellation.Token);
+        using var accepted = await silent.AcceptAsync();
+        await cancellation.CancelAsync();
+
+        // The caller's own cancellation, not a time-out: connection-timeout (15 s) is far off.
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => connecting);
+        await RawPeer.AssertEndedByOtherEndAsync(accepted);
+    }
+
+    [Fact]
+    public async Task A_certificate_the_client_refuses_closes_its_socket()
+    {
+        using var certificate = new SelfSignedCertificate();
+        using var serverCertificate = X509CertificateLoader.LoadPkcs12FromFile(certificate.PfxPath, SelfSignedCertificate.Password);
+        using var listening = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        listening.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        listening.Listen(1);
+        var connecting = FramedConnector.ConnectAsync((IPEndPoint)listening.LocalEndPoint!, ConnectionSettings.Default.WithTls(TlsSettings.ForClient()));
+        using var accepted = await listening.AcceptAsync();
+        await using (var tls = new SslStream(new NetworkStream(accepted, ownsSocket: false), leaveInnerStreamOpen: true))
+        {
+            var serving = tls.AuthenticateAsServerAsync(serverCertificate);
+            var e = await Assert.ThrowsAsync<AuthenticationException>(() => connecting);
+            Assert.Contains("TLS handshake", e.Message);
+
+            // The server's side ends on the client's alert (or, under TLS 1.3, may have finished first): either way,
+            // only what follows on the wire is this test's.
+            await Record.ExceptionAsync(() => serving);
+        }
+
+        await RawPeer.AssertEndedByOtherEndAsync(accepted);
+    }
+
+    [Fact]
+    public async Task Missing_arguments_are_refused_by_name()
+    {
+        var endpoint = new IPEndPoint(IPAddress.Loopback, 1);
+        Assert.Equal("remote", (await Assert.ThrowsAsync<ArgumentNullException>(() => FramedConnector.ConnectAsync(null!, ConnectionSettings.Default))).ParamName);
+        Assert.Equal("host", (await Assert.ThrowsAsync<ArgumentNullException>(() => FramedConnector.ConnectAsync(null!, 1, ConnectionSettings.Default))).ParamName);
+        Assert.Equal("settings", (await Assert.ThrowsAsync<ArgumentNullException>(() => FramedConnector.ConnectAsync(endpoint, null!))).ParamName);
+        Assert.Equal("settings", (await Assert.ThrowsAsync<ArgumentNullException>(() => FramedConnector.ConnectAsync("localhost", 1, null!))).ParamName);
+    }
+
+    [Fact]
+    public async Task An_ipv4_endpoint_is_connected_from_an_ipv4_address()
+    {
+        // Not from a dual-mode IPv6 socket, whose local address would read ::ffff:127.0.0.1 in every log line.
+        await using var loopback = Loopback.Listen();
+        var (client, _) = await loopback.ConnectAsync();
+        Assert.Equal(AddressFamily.InterNetwork, client.LocalEndPoint.AddressFamily);
+        Assert.Equal(IPAddress.Loopback, client.LocalEndPoint.Address);
     }
 
     [Fact]

@@ -1,5 +1,6 @@
 using System.Net.Sockets;
 using FlushBatching.Tcp;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Tests.Tcp;
 
@@ -37,5 +38,18 @@ public class SocketOptionsTests
         SocketOptions.Of(ConnectionSettings.Default.WithSendBufferSize(0).WithReceiveBufferSize(0)).ApplyTo(socket);
         Assert.Equal(plain.SendBufferSize, socket.SendBufferSize);
         Assert.Equal(plain.ReceiveBufferSize, socket.ReceiveBufferSize);
+    }
+
+    [Fact]
+    public async Task The_connectors_and_the_listeners_sockets_both_get_them()
+    {
+        // Read back from the kernel: what the connector and the listener gave their sockets, not what they meant to.
+        var settings = ConnectionSettings.Default.WithKeepAlive(false).WithSendBufferSize(64 * 1024).WithReceiveBufferSize(96 * 1024);
+        await using var loopback = Loopback.Listen(settings);
+        await loopback.ConnectAsync(settings);
+
+        var ends = KernelSocketOptions.Established(loopback.EndPoint.Port);
+        Assert.Equal(2, ends.Count);
+        Assert.All(ends, end => Assert.Equal(new KernelSocketOptions(end.LocalPort, 2 * 96 * 1024, 2 * 64 * 1024, KeepAlive: false), end));
     }
 }

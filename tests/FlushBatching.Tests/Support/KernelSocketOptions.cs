@@ -1,7 +1,7 @@
 using System.Diagnostics;
 using System.Text.RegularExpressions;
 
-namespace FlushBatching.Akka.Tests.Support;
+namespace FlushBatching.Tests.Support;
 
 /// <summary>
 /// The options the kernel holds for each established TCP connection with a port at either end, read with <c>ss</c>:
