@@ -59,11 +59,16 @@ public sealed class PeerRegistry : UntypedActor, IWithTimers
                 break;
             case CloseWindow:
                 _recording = false;
-                Sender.Tell(new RoundTrips(
-                    _roundTrips.TotalCount,
-                    _roundTrips.GetValueAtPercentile(50),
-                    _roundTrips.GetValueAtPercentile(99),
-                    _roundTrips.GetMaxValue()));
+
+                // HdrHistogram throws for a percentile of nothing, and a throwing actor would restart without
+                // answering: a window no round trip finished in is a count of 0, for the caller to judge.
+                Sender.Tell(_roundTrips.TotalCount == 0
+                    ? new RoundTrips(0, 0, 0, 0)
+                    : new RoundTrips(
+                        _roundTrips.TotalCount,
+                        _roundTrips.GetValueAtPercentile(50),
+                        _roundTrips.GetValueAtPercentile(99),
+                        _roundTrips.GetMaxValue()));
                 break;
             default:
                 Unhandled(message);
