@@ -52,8 +52,12 @@ public sealed class FrameCollector : IFrameHandler
         OnEach?.Invoke(connection, copy);
     }
 
+    /// <summary>Whether the connection had released its socket (<see cref="FramedConnection.Completion"/>) when the handler heard of its end.</summary>
+    public bool CompletedWhenClosed { get; private set; }
+
     public void OnClosed(FramedConnection connection, Exception? reason)
     {
+        CompletedWhenClosed = connection.Completion.IsCompleted;
         Interlocked.Increment(ref _closedCalls);
         _closed.TrySetResult(reason);
     }

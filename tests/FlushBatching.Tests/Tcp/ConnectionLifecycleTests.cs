@@ -1,0 +1,124 @@
+using System.Net.Sockets;
+using FlushBatching.Framing;
+using FlushBatching.Tcp;
+using FlushBatching.Tests.Support;
+
+namespace FlushBatching.Tests.Tcp;
+
+/// <summary>
+/// How a connection starts and ends on real loopback sockets: one handler, a close bounded by its time-out whatever the
+/// peer does, a reset that ends it with the reset as the reason, and the socket released before anyone is told.
+/// </summary>
+public sealed class ConnectionLifecycleTests
+{
+    private readonly TimerCountingClock _clock = new();
+
+    [Fact]
+    public async Task A_connection_takes_one_handler_and_refuses_a_second_or_none()
+    {
+        await using var loopback = Loopback.Listen();
+        var (client, _) = await loopback.ConnectAsync();
+        Assert.Equal("handler", Assert.Throws<ArgumentNullException>(() => client.Start(null!)).ParamName);
+        client.Start(new FrameCollector());
+        var e = Assert.Throws<InvalidOperationException>(() => client.Start(new FrameCollector()));
+        Assert.Equal("This connection already has a frame handler.", e.Message);
+    }
+
+    [Fact]
+    public async Task Closing_an_idle_connection_ends_once_the_peer_ends_its_side_without_waiting_for_the_bound()
+    {
+        // The clock stands still, so the close's deadline never fires: only the exchange of ends can finish the close.
+        await using var loopback = Loopback.Listen();
+        var (client, server) = await loopback.ConnectAsync(ConnectionSettings.Default.WithTimeProvider(_clock));
+        var atClient = new FrameCollector();
+        client.Start(atClient);
+        server.Start(new FrameCollector());
+
+        await client.CloseAsync().WaitAsync(FrameCollector.Patience);
+        Assert.Null(await atClient.WaitClosedAsync());
+        Assert.True(atClient.CompletedWhenClosed);
+        Assert.Equal(0, _clock.ArmedTimers);
+    }
+
+    [Fact]
+    public async Task A_close_whose_peer_never_ends_its_side_waits_for_it_then_ends_at_the_bound_without_a_reason()
+    {
+        await using var loopback = Loopback.Listen();
+        var (client, _) = await loopback.ConnectAsync(ConnectionSettings.Default.WithTimeProvider(_clock));
+
+        // The peer has no handler, so it never reads the end of our side and never ends its own.
+        var closing = client.CloseAsync();
+        await Task.Delay(200);
+        Assert.False(closing.IsCompleted, "the close ended before the peer ended its side or the bound passed");
+
+        _clock.Advance(ConnectionSettings.Default.CloseTimeout);
+        await closing.WaitAsync(FrameCollector.Patience);
+        Assert.Null(client.CloseReason);
+    }
+
+    [Fact]
+    public async Task A_close_whose_peer_stopped_reading_is_aborted_at_the_bound_naming_the_key_and_what_was_left()
+    {
+        // More than the peer's pipe and both kernels' buffers hold, all under a high-water mark that takes it.
+        var settings = ConnectionSettings.Default.WithTimeProvider(_clock).WithWriteBufferWaterMarks(64 * 1024 * 1024, 32 * 1024 * 1024)
+            .WithSendBufferSize(64 * 1024);
+        await using var loopback = Loopback.Listen(ConnectionSettings.Default.WithReceiveBufferSize(64 * 1024));
+        var (client, _) = await loopback.ConnectAsync(settings);
+        var atClient = new FrameCollector();
+        client.Start(atClient);
+        var frame = new byte[64 * 1024];
+        for (var i = 0; i < 128; i++)
+        {
+            Assert.True(client.TryWrite(frame));
+        }
+
+        var closing = client.CloseAsync();
+        _clock.Advance(ConnectionSettings.Default.CloseTimeout);
+        await closing.WaitAsync(FrameCollector.Patience);
+
+        var e = Assert.IsType<TimeoutException>(await atClient.WaitClosedAsync());
+        Assert.Same(e, client.CloseReason);
+        Assert.Contains("akka.remote.flush-wait-on-shutdown", e.Message);
+        Assert.Contains("2s", e.Message);
+        Assert.Matches(@"with [\d,]+ bytes unsent", e.Message);
+    }
+
+    [Fact]
+    public async Task A_peers_reset_ends_a_connection_nobody_reads_yet_with_the_reset_as_the_reason()
+    {
+        await using var loopback = Loopback.Listen();
+        using var peer = await RawPeer.ConnectAsync(loopback.EndPoint);
+        var server = await loopback.AcceptAsync();
+
+        peer.LingerState = new LingerOption(true, 0); // closing now sends a reset
+        peer.Close();
+
+        await server.Completion.WaitAsync(FrameCollector.Patience);
+        Assert.Equal(SocketError.ConnectionReset, Assert.IsType<SocketException>(server.CloseReason).SocketErrorCode);
+    }
+
+    [Fact]
+    public async Task Dispose_returns_once_the_socket_is_released()
+    {
+        await using var loopback = Loopback.Listen();
+        var (client, _) = await loopback.ConnectAsync();
+        await client.DisposeAsync();
+        Assert.True(client.Completion.IsCompleted);
+    }
+
+    [Fact]
+    public async Task A_frame_of_the_maximum_size_arrives_when_that_is_larger_than_the_receive_pipes_floor()
+    {
+        // The receive pipe pauses at two maximum frames or 1 MB, whichever is larger: a 3 MB frame must still complete.
+        var settings = ConnectionSettings.Default.WithFraming(FramingSettings.Default.WithMaximumFrameSize(3 * 1024 * 1024));
+        await using var loopback = Loopback.Listen(settings);
+        var (client, server) = await loopback.ConnectAsync(settings);
+        var atServer = new FrameCollector();
+        server.Start(atServer);
+        var frame = Enumerable.Range(0, settings.Framing.MaximumFrameSize - 4).Select(i => (byte)i).ToArray();
+
+        Assert.True(client.TryWrite(frame));
+        await atServer.WaitForCountAsync(1);
+        Assert.Equal(frame, atServer.Frames[0]);
+    }
+}
