@@ -62,6 +62,7 @@ public sealed class ListenerTests : IDisposable
         await RawPeer.AssertEndedByOtherEndAsync(client);
         await Condition.PollAsync(() => !_rejected.IsEmpty, "the set-up reported");
         var e = Assert.IsType<TimeoutException>(Assert.Single(_rejected));
+        Assert.Contains($"to {listener.LocalEndPoint}", e.Message);
         Assert.Contains("connection-timeout", e.Message);
         Assert.Contains("300ms", e.Message);
         Assert.Empty(_announced);
@@ -113,9 +114,9 @@ public sealed class ListenerTests : IDisposable
 
         await listener.DisposeAsync().AsTask().WaitAsync(FrameCollector.Patience);
 
-        // Ended before the stop returned: reported, not announced, and closed.
+        // Ended before the stop returned: reported as dropped by the stop (not as a time-out), not announced, and closed.
         Assert.Equal(0, listener.SettingUp);
-        Assert.Single(_rejected);
+        Assert.Contains("dropped while setting up", Assert.IsType<IOException>(Assert.Single(_rejected)).Message);
         Assert.Single(_announced);
         await RawPeer.AssertEndedByOtherEndAsync(client);
         await _announced.Single().DisposeAsync();
