@@ -28,8 +28,9 @@ internal sealed class FrameReceiver
         _io = io;
         _settings = settings;
 
-        // The pipe must hold two whole frames before it stops reading, or a frame larger than the pause
-        // threshold could never complete.
+        // What a connection whose handler has not started holds before TCP pushes back on the peer. A frame larger
+        // than this still completes (the pipe lets the writer on once the reader has examined everything it holds);
+        // two whole frames keep a large frame's receive from pausing and resuming every few reads.
         var pause = Math.Max(2L * settings.Framing.MaximumFrameSize, 1024 * 1024);
         _input = new Pipe(new PipeOptions(
             pauseWriterThreshold: pause,
