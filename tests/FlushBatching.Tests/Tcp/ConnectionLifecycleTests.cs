@@ -1,3 +1,4 @@
+using System.Net;
 using System.Net.Sockets;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
@@ -24,20 +25,31 @@ public sealed class ConnectionLifecycleTests
         Assert.Equal("This connection already has a frame handler.", e.Message);
     }
 
-    [Fact]
-    public async Task Closing_an_idle_connection_ends_once_the_peer_ends_its_side_without_waiting_for_the_bound()
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task Closing_an_idle_connection_ends_once_the_peer_ends_its_side_without_waiting_for_the_bound(bool reading)
     {
-        // The clock stands still, so the close's deadline never fires: only the exchange of ends can finish the close.
+        // The clock stands still, so the close's deadline never fires: only the exchange of ends can finish the close,
+        // whether or not this side has a handler reading.
         await using var loopback = Loopback.Listen();
         var (client, server) = await loopback.ConnectAsync(ConnectionSettings.Default.WithTimeProvider(_clock));
         var atClient = new FrameCollector();
-        client.Start(atClient);
+        if (reading)
+        {
+            client.Start(atClient);
+        }
+
         server.Start(new FrameCollector());
 
         await client.CloseAsync().WaitAsync(FrameCollector.Patience);
-        Assert.Null(await atClient.WaitClosedAsync());
-        Assert.True(atClient.CompletedWhenClosed);
+        Assert.Null(client.CloseReason);
         Assert.Equal(0, _clock.ArmedTimers);
+        if (reading)
+        {
+            Assert.Null(await atClient.WaitClosedAsync());
+            Assert.True(atClient.CompletedWhenClosed);
+        }
     }
 
     [Fact]
@@ -78,6 +90,7 @@ public sealed class ConnectionLifecycleTests
 
         var e = Assert.IsType<TimeoutException>(await atClient.WaitClosedAsync());
         Assert.Same(e, client.CloseReason);
+        Assert.Contains(client.LocalEndPoint.ToString(), e.Message);
         Assert.Contains("akka.remote.flush-wait-on-shutdown", e.Message);
         Assert.Contains("2s", e.Message);
         Assert.Matches(@"with [\d,]+ bytes unsent", e.Message);
@@ -95,6 +108,40 @@ public sealed class ConnectionLifecycleTests
 
         await server.Completion.WaitAsync(FrameCollector.Patience);
         Assert.Equal(SocketError.ConnectionReset, Assert.IsType<SocketException>(server.CloseReason).SocketErrorCode);
+    }
+
+    [Fact]
+    public async Task A_send_that_fails_after_the_peer_ended_its_side_ends_a_connection_nobody_reads_with_the_error()
+    {
+        // The peer ends its side (our receive ends cleanly, and with no handler that ends nothing), then resets while
+        // we are still sending: only the failed send can end the connection, and it must.
+        // Small buffers at both ends (set before the connection, so the kernel does not grow them), so that most of
+        // what is written stays queued here: there is still sending to fail when the reset comes.
+        using var listening = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { ReceiveBufferSize = 64 * 1024 };
+        listening.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        listening.Listen(1);
+        var settings = ConnectionSettings.Default.WithWriteBufferWaterMarks(64 * 1024 * 1024, 32 * 1024 * 1024).WithSendBufferSize(64 * 1024);
+        var client = await FramedConnector.ConnectAsync((IPEndPoint)listening.LocalEndPoint!, settings);
+        using var peer = await listening.AcceptAsync();
+        var frame = new byte[64 * 1024];
+        for (var i = 0; i < 128; i++)
+        {
+            Assert.True(client.TryWrite(frame));
+        }
+
+        Assert.True(client.UnsentBytes > 1024 * 1024, $"only {client.UnsentBytes} bytes left to send");
+
+        peer.Shutdown(SocketShutdown.Send);
+
+        // Time for our receive to see that end first; were the reset to come first, the receive would end the
+        // connection with it instead, which this test accepts too.
+        await Task.Delay(100);
+        peer.Close(); // our frames unread in it: the kernel resets the connection
+
+        var ended = await Record.ExceptionAsync(() => client.Completion.WaitAsync(FrameCollector.Patience));
+        client.Abort();
+        Assert.Null(ended);
+        Assert.True(client.CloseReason is SocketException or IOException, $"ended by {client.CloseReason?.ToString() ?? "nothing"}");
     }
 
     [Fact]
