@@ -207,6 +207,117 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         await Assert.ThrowsAsync<InvalidAssociationException>(() => client.Associate(serverAddress));
     }
 
+    [Fact]
+    public async Task Associate_before_listen_or_after_shutdown_is_refused_saying_which()
+    {
+        var (_, otherAddress, _) = await Listen();
+        var transport = Create("");
+        var early = await Assert.ThrowsAsync<InvalidAssociationException>(() => transport.Associate(otherAddress));
+        Assert.Contains("the transport is not listening", early.Message);
+
+        await transport.Listen();
+        await transport.Shutdown();
+        var late = await Assert.ThrowsAsync<InvalidAssociationException>(() => transport.Associate(otherAddress));
+        Assert.Contains("the transport is shut down", late.Message);
+    }
+
+    [Fact]
+    public async Task An_inbound_peer_silent_past_connection_timeout_is_closed_disassociated_and_logged_once()
+    {
+        var (_, serverAddress, inbound) = await Listen("connection-timeout = 300ms");
+        using var peer = await RawPeer.ConnectAsync(new IPEndPoint(IPAddress.Loopback, serverAddress.Port!.Value));
+        var events = new EventCollector();
+        (await inbound.Next<InboundAssociation>()).Association.ReadHandlerSource.SetResult(events);
+
+        await RawPeer.ClosedByTheOtherEndWithin(peer, TimeSpan.FromSeconds(20), "the silent peer's connection to be closed");
+        await events.Next<Disassociated>();
+        await Poll.Until(() => WarningsLogged("dropped an inbound connection", "sent no frame within 300ms (connection-timeout)") == 1, "one WARNING for the silent peer");
+        Assert.DoesNotContain(Logs, e => e.ToString()!.Contains("Association [")); // the setup line only, no disassociation line
+    }
+
+    [Fact]
+    public async Task An_inbound_peer_that_resets_before_its_first_frame_is_one_setup_line_not_a_disassociation_line()
+    {
+        var (_, serverAddress, inbound) = await Listen("connection-timeout = 60s");
+        var peer = await RawPeer.ConnectAsync(new IPEndPoint(IPAddress.Loopback, serverAddress.Port!.Value));
+        var events = new EventCollector();
+        (await inbound.Next<InboundAssociation>()).Association.ReadHandlerSource.SetResult(events);
+
+        peer.LingerState = new LingerOption(true, 0);
+        peer.Close(); // a reset
+        await events.Next<Disassociated>();
+        await Poll.Until(() => WarningsLogged("dropped an inbound connection", "ended before its first frame") == 1, "one WARNING for the peer that reset");
+        Assert.DoesNotContain(Logs, e => e.ToString()!.Contains("Association ["));
+    }
+
+    [Fact]
+    public async Task An_association_disassociated_before_the_peer_spoke_is_one_setup_line()
+    {
+        var (_, serverAddress, inbound) = await Listen("connection-timeout = 60s");
+        using var peer = await RawPeer.ConnectAsync(new IPEndPoint(IPAddress.Loopback, serverAddress.Port!.Value));
+        var handle = (await inbound.Next<InboundAssociation>()).Association;
+        handle.ReadHandlerSource.SetResult(new EventCollector());
+
+#pragma warning disable CS0618 // the SPI's own call
+        handle.Disassociate();
+#pragma warning restore CS0618
+
+        await RawPeer.ClosedByTheOtherEndWithin(peer, TimeSpan.FromSeconds(20), "the closed association's socket");
+        await Poll.Until(() => WarningsLogged("sent no frame before Akka.Remote closed it") == 1, "one WARNING for the unheard peer");
+    }
+
+    [Fact]
+    public async Task Shutdown_aborts_a_connection_to_a_peer_that_stopped_reading_after_its_grace_and_says_what_was_left()
+    {
+        // A peer that accepted and never reads: the association's queue stays full of what the kernel cannot take.
+        using var listening = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { ReceiveBufferSize = 32 * 1024 };
+        listening.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        listening.Listen();
+        var (client, clientAddress, _) = await Listen("send-buffer-size = 32k");
+        var outbound = await client.Associate(clientAddress.WithPort(((IPEndPoint)listening.LocalEndPoint!).Port));
+        outbound.ReadHandlerSource.SetResult(new EventCollector());
+        using var peer = await listening.AcceptAsync();
+        var payload = ByteString.CopyFrom(new byte[60_000]);
+        while (outbound.Write(payload))
+        {
+        }
+
+        Assert.False(await client.Shutdown().WaitAsync(ShutdownTimeout), "a shutdown that dropped unsent frames reported itself clean");
+        await RawPeer.ClosedByTheOtherEndWithin(peer, TimeSpan.FromSeconds(20), "the aborted connection's socket");
+        var line = await ShutdownLine();
+        Assert.Matches(@"0 connection\(s\) closed, 1 aborted after 500ms with [1-9][\d]* bytes unsent", line);
+    }
+
+    [Fact]
+    public async Task Shutdown_grants_connections_still_sending_the_close_bound_when_that_is_under_half_a_second()
+    {
+        var system = ActorSystem.Create("grace", Node.ConfigFor(TransportClass, hocon: "akka.actor.provider = local\nakka.remote.flush-wait-on-shutdown = 200ms"));
+        try
+        {
+            var config = system.Settings.Config.GetConfig("akka.remote.dot-netty.tcp");
+            var transport = (FlushBatchingTransport)Activator.CreateInstance(Type.GetType(TransportClass, throwOnError: true)!, system, config)!;
+            Assert.Equal(TimeSpan.FromMilliseconds(200), transport.ShutdownGrace);
+        }
+        finally
+        {
+            await system.Terminate().WaitAsync(ShutdownTimeout);
+        }
+    }
+
+    [Fact]
+    public async Task Shutdown_closes_an_idle_association_in_time_and_reports_itself_clean()
+    {
+        var (_, serverAddress, inbound) = await Listen();
+        var (client, _, _) = await Listen();
+        var outbound = await client.Associate(serverAddress);
+        outbound.ReadHandlerSource.SetResult(new EventCollector());
+        (await inbound.Next<InboundAssociation>()).Association.ReadHandlerSource.SetResult(new EventCollector());
+
+        Assert.True(await client.Shutdown().WaitAsync(ShutdownTimeout));
+        var line = await ShutdownLine();
+        Assert.Contains("1 connection(s) closed, 0 aborted after 500ms with 0 bytes unsent", line);
+    }
+
     [Theory]
     [InlineData("batching.max-pending-bytes = 10x", "batching.max-pending-bytes", "10x")]
     [InlineData("enable-ssl = on\nssl.certificate.path = \"/nonexistent/node.pfx\"", "ssl.certificate.path", "/nonexistent/node.pfx")]
@@ -230,6 +341,16 @@ public abstract class TransportSpiSuite : IAsyncLifetime
 
         await Poll.Until(() => ErrorLogged($"127.0.0.1:{port}"), "an ERROR line naming the address");
     }
+
+    // Logging is asynchronous: the line may reach the collector after Shutdown's task has completed.
+    private async Task<string> ShutdownLine()
+    {
+        await Poll.Until(() => Logs.Any(e => e.ToString()!.Contains("FlushBatching transport shut down in")), "the shutdown line");
+        return Assert.Single(Logs, e => e.ToString()!.Contains("FlushBatching transport shut down in")).ToString()!;
+    }
+
+    private int WarningsLogged(params string[] parts) =>
+        CollectingLogger.For(_system).Count(e => e.LogLevel() == LogLevel.WarningLevel && parts.All(e.ToString()!.Contains));
 
     private bool ErrorLogged(params string[] parts) =>
         CollectingLogger.For(_system).Any(e => e.LogLevel() == LogLevel.ErrorLevel && parts.All(e.ToString()!.Contains));

@@ -3,33 +3,37 @@ using System.Net.Sockets;
 
 namespace FlushBatching.Tests.Support;
 
-/// <summary>A plain socket on the other end of a connection under test: it sees only what reaches the wire.</summary>
+/// <summary>A peer on a raw socket, for tests that misbehave on purpose where a transport would not.</summary>
 public static class RawPeer
 {
-    /// <summary>A socket connected to <paramref name="endpoint"/>, nothing sent.</summary>
+    /// <summary>Connects to <paramref name="endpoint"/> and sends nothing.</summary>
     public static async Task<Socket> ConnectAsync(IPEndPoint endpoint)
     {
-        var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        await socket.ConnectAsync(endpoint);
-        return socket;
+        var raw = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await raw.ConnectAsync(endpoint).WaitAsync(TimeSpan.FromSeconds(20));
+        return raw;
     }
 
-    /// <summary>
-    /// Reads <paramref name="socket"/> until its other end has closed or reset the connection; fails when that takes
-    /// longer than <see cref="FrameCollector.Patience"/>, which is what a socket left open looks like from here.
-    /// </summary>
-    public static async Task AssertEndedByOtherEndAsync(Socket socket)
+    /// <summary>Reads (and drops) what the other end sends until it closes or resets the connection, or fails.</summary>
+    public static async Task ClosedByTheOtherEndWithin(Socket raw, TimeSpan within, string what)
+    {
+        var reading = ReadUntilClosedAsync(raw);
+        Assert.True(await Task.WhenAny(reading, Task.Delay(within)) == reading, $"waited {within.TotalSeconds} s for {what}");
+    }
+
+    /// <summary>Reads (and drops) what the other end sends; completes when it closes or resets the connection.</summary>
+    public static async Task ReadUntilClosedAsync(Socket raw)
     {
         var buffer = new byte[4096];
         try
         {
-            // Whatever comes first (a TLS alert, say) is read past: only the end counts.
-            while (await socket.ReceiveAsync(buffer.AsMemory()).AsTask().WaitAsync(FrameCollector.Patience) > 0)
+            while (await raw.ReceiveAsync(buffer) > 0)
             {
             }
         }
-        catch (SocketException e) when (e.SocketErrorCode == SocketError.ConnectionReset)
+        catch (SocketException)
         {
+            // A reset ends it too.
         }
     }
 }

@@ -41,7 +41,7 @@ public class ConnectorTests
 
         // The connector gave up, so its socket is closed: the peer is not left holding a connection nobody will use.
         using var accepted = await silent.AcceptAsync();
-        await RawPeer.AssertEndedByOtherEndAsync(accepted);
+        await RawPeer.ClosedByTheOtherEndWithin(accepted, FrameCollector.Patience, "the other end to close the connection");
     }
 
     [Fact]
@@ -57,7 +57,7 @@ public class ConnectorTests
 
         // The caller's own cancellation, not a time-out: connection-timeout (15 s) is far off.
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => connecting);
-        await RawPeer.AssertEndedByOtherEndAsync(accepted);
+        await RawPeer.ClosedByTheOtherEndWithin(accepted, FrameCollector.Patience, "the other end to close the connection");
     }
 
     [Fact]
@@ -81,7 +81,7 @@ public class ConnectorTests
             await Record.ExceptionAsync(() => serving);
         }
 
-        await RawPeer.AssertEndedByOtherEndAsync(accepted);
+        await RawPeer.ClosedByTheOtherEndWithin(accepted, FrameCollector.Patience, "the other end to close the connection");
     }
 
     [Fact]
