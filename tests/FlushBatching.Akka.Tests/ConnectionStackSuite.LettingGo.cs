@@ -2,7 +2,10 @@ using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
 using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Diagnostics;
+using FlushBatching.Framing;
 using FlushBatching.Tcp;
+using FlushBatching.Tests.Support;
 using Google.Protobuf;
 
 namespace FlushBatching.Akka.Tests;
@@ -43,6 +46,7 @@ public abstract partial class ConnectionStackSuite
         Assert.IsType<TimeoutException>(reason);
         Assert.Contains("the peer did not read them", reason!.Message);
         Assert.Contains(SettingKeys.CloseTimeout, reason.Message);
+        Assert.Contains($":{client.LocalEndPoint.Port} -> ", reason.Message); // names the connection
         await Poll.Until(() => ProcessSockets.ConnectedTo(port) == 0, "the socket to the peer to be closed");
         AssertNothingHeld(client);
     }
@@ -65,6 +69,33 @@ public abstract partial class ConnectionStackSuite
 
         client.Abort();
         await closing.WaitAsync(Timeout);
+    }
+
+    [Fact]
+    public async Task Writes_after_an_abort_are_refused_at_once_and_refusals_above_the_mark_are_counted()
+    {
+        using var metrics = new FlushBatchingMetrics();
+        using var recorder = new MeterRecorder(metrics);
+        var settings = ConnectionSettings.Default.WithMetrics(metrics).WithSendBufferSize(64 * 1024);
+        var (client, peer, _) = await ConnectToPeerThatNeverReads(settings);
+        using var _ = peer;
+        client.StartReading(new Receiver());
+        await FillUntilRefused(client);
+        Assert.Equal(1, recorder.Sum("flushbatching.writes.refused"));
+
+        client.Abort();
+        Assert.False(client.TryWrite(ByteString.CopyFromUtf8("after the abort")));
+        await client.Completion.WaitAsync(Timeout);
+    }
+
+    [Fact]
+    public async Task A_payload_larger_than_a_frame_is_refused_naming_the_key_before_anything_is_queued()
+    {
+        var (client, _) = await Connect(ConnectionSettings.Default, ConnectionSettings.Default);
+        var e = Assert.Throws<ArgumentException>(() => client.TryWrite(ByteString.CopyFrom(new byte[FramingSettings.Default.MaximumPayloadSize + 1])));
+        Assert.Contains(SettingKeys.MaximumFrameSize, e.Message);
+        Assert.Equal(0, client.UnsentBytes);
+        Assert.True(client.TryWrite(ByteString.CopyFrom(new byte[FramingSettings.Default.MaximumPayloadSize])));
     }
 
     [Fact]
