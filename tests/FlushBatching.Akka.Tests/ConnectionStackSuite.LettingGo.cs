@@ -101,7 +101,10 @@ public abstract partial class ConnectionStackSuite
     [Fact]
     public async Task A_close_to_a_peer_that_reads_delivers_everything_queued_before_the_end()
     {
-        var settings = ConnectionSettings.Default.WithCloseTimeout(TimeSpan.FromSeconds(30));
+        // The clock stands still, so the close's bound never passes: only the close itself can end the connection, and
+        // once it has, no timer of its may be left armed.
+        var clock = new TimerCountingClock();
+        var settings = ConnectionSettings.Default.WithTimeProvider(clock);
         var (client, server) = await Connect(settings, settings);
         var received = new Receiver();
         server.StartReading(received);
@@ -118,6 +121,7 @@ public abstract partial class ConnectionStackSuite
         }
 
         Assert.Null(await received.Closed.Task.WaitAsync(Timeout));
+        await Poll.Until(() => clock.ArmedTimers == 0, "the close's timers to be disposed");
     }
 
     // A stack's connection to a raw peer that accepts and never reads, with a small receive window.
