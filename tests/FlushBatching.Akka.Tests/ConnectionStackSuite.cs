@@ -169,7 +169,7 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
         Assert.All(ends, end => Assert.Equal(new KernelSocketOptions(end.LocalPort, 2 * 96 * 1024, 2 * 64 * 1024, keepAlive), end));
     }
 
-    private IConnectionStack Stack(ConnectionSettings settings)
+    private protected IConnectionStack Stack(ConnectionSettings settings)
     {
         var stack = CreateStack(settings);
         _stacks.Add(stack);

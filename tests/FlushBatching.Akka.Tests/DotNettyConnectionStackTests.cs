@@ -1,3 +1,6 @@
+using System.Net;
+using System.Net.Sockets;
+using System.Threading.Channels;
 using FlushBatching.Diagnostics;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
@@ -84,6 +87,34 @@ public sealed class DotNettyConnectionStackTests(ITestOutputHelper output) : Con
         Assert.Equal("before", (await received.Payloads.Reader.ReadAsync().AsTask().WaitAsync(Timeout)).ToStringUtf8());
         await received.Closed.Task.WaitAsync(Timeout);
         Assert.Equal(0, received.Payloads.Reader.Count);
+    }
+
+    [Fact]
+    public async Task Stopping_the_stack_closes_every_channel_it_made_or_accepted_that_nobody_closed()
+    {
+        // A channel whose event loop stops first never closes its socket: the stack closes its channels itself (the
+        // sockets stack owns none; the transport closes the connections it tracks). Each end is the only one of its
+        // stack, so a stop that leaves one open leaves it open for good.
+        using var listening = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        listening.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        listening.Listen(1);
+        var outboundStack = Stack(ConnectionSettings.Default);
+        var outbound = await outboundStack.ConnectAsync((IPEndPoint)listening.LocalEndPoint!, ConnectionSettings.Default).WaitAsync(Timeout);
+        using var outboundPeer = await listening.AcceptAsync().WaitAsync(Timeout);
+
+        var inboundStack = Stack(ConnectionSettings.Default);
+        var accepted = Channel.CreateUnbounded<ITransportConnection>();
+        var endpoint = await inboundStack.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), c => accepted.Writer.TryWrite(c), _ => { });
+        using var inboundPeer = await RawPeer.ConnectAsync(endpoint);
+        var inbound = await accepted.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+
+        await outboundStack.StopAsync().WaitAsync(Timeout);
+        await inboundStack.StopListeningAsync().WaitAsync(Timeout);
+        await inboundStack.StopAsync().WaitAsync(Timeout);
+
+        await Task.WhenAll(outbound.Completion, inbound.Completion).WaitAsync(Timeout);
+        await RawPeer.ClosedByTheOtherEndWithin(outboundPeer, Timeout, "the outbound connection's socket");
+        await RawPeer.ClosedByTheOtherEndWithin(inboundPeer, Timeout, "the inbound connection's socket");
     }
 
     // Holds the connection's event loop busy until disposed, which releases it however the test ends, so a failure
