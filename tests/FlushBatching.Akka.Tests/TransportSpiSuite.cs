@@ -100,12 +100,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         // The refusal (RST) ends the attempt, not the timer: a long timeout keeps the bound far from a slow machine's
         // stalls and still fails a transport that waits for it.
         var (client, address, _) = await Listen("connection-timeout = 60s");
-        int closedPort;
-        using (var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp))
-        {
-            probe.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-            closedPort = ((IPEndPoint)probe.LocalEndPoint!).Port;
-        }
+        var closedPort = RawPeer.ClosedEndPoint().Port;
 
         var stopwatch = Stopwatch.StartNew();
         var e = await Assert.ThrowsAsync<InvalidAssociationException>(() => client.Associate(address.WithPort(closedPort)));

@@ -1,6 +1,8 @@
 using System.Net;
 using System.Net.Sockets;
 
+using FlushBatching.Tests.Support;
+
 namespace FlushBatching.Akka.Tests.Support;
 
 /// <summary>
@@ -35,12 +37,7 @@ public sealed class Relay : IAsyncDisposable
     public static Relay Start(int target) => new(target);
 
     /// <summary>A port that was free a moment ago, for a node that must listen where the relay points.</summary>
-    public static int FreePort()
-    {
-        using var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        probe.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        return ((IPEndPoint)probe.LocalEndPoint!).Port;
-    }
+    public static int FreePort() => RawPeer.ClosedEndPoint().Port;
 
     /// <summary>From now on nothing more is read from any client; what the target sends still reaches them.</summary>
     public void StopReading() => _frozen.TrySetResult();

@@ -6,6 +6,14 @@ namespace FlushBatching.Tests.Support;
 /// <summary>A peer on a raw socket, for tests that misbehave on purpose where a transport would not.</summary>
 public static class RawPeer
 {
+    /// <summary>A loopback endpoint nothing listens on: a port the system gave out once and took back.</summary>
+    public static IPEndPoint ClosedEndPoint()
+    {
+        using var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        probe.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        return (IPEndPoint)probe.LocalEndPoint!;
+    }
+
     /// <summary>Connects to <paramref name="endpoint"/> and sends nothing.</summary>
     public static async Task<Socket> ConnectAsync(IPEndPoint endpoint)
     {

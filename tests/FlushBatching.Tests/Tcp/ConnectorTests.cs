@@ -13,12 +13,7 @@ public class ConnectorTests
     [Fact]
     public async Task Connecting_to_a_closed_port_fails_naming_the_endpoint()
     {
-        IPEndPoint closed;
-        using (var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp))
-        {
-            probe.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-            closed = (IPEndPoint)probe.LocalEndPoint!;
-        }
+        var closed = RawPeer.ClosedEndPoint();
 
         var e = await Assert.ThrowsAsync<IOException>(() => FramedConnector.ConnectAsync(closed, ConnectionSettings.Default));
         Assert.Contains(closed.ToString(), e.Message);

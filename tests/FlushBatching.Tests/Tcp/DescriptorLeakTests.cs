@@ -14,12 +14,7 @@ public sealed class DescriptorLeakTests
     [Fact]
     public async Task Refused_connects_and_binds_of_a_port_in_use_leave_no_descriptor_open()
     {
-        IPEndPoint closed;
-        using (var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp))
-        {
-            probe.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-            closed = (IPEndPoint)probe.LocalEndPoint!;
-        }
+        var closed = RawPeer.ClosedEndPoint();
 
         await using var taken = Loopback.Listen();
         var before = OpenDescriptors();
