@@ -203,6 +203,18 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Listen_logs_one_info_line_with_the_address_the_stack_and_the_settings_and_takes_every_address()
+    {
+        var (transport, address, _) = await Listen();
+        var stack = ((FlushBatchingTransport)transport).Stack.Name;
+        await Poll.Until(() => Logs.Any(e => e.ToString()!.Contains("FlushBatching transport listening on")), "the listening line");
+        var line = Assert.Single(Logs, e => e.ToString()!.Contains("FlushBatching transport listening on"));
+        Assert.Equal(LogLevel.InfoLevel, line.LogLevel());
+        Assert.Contains($"listening on akka.{address} (127.0.0.1:{address.Port}, {stack}); batching {{", line.ToString());
+        Assert.True(transport.IsResponsibleFor(new Address("akka.tcp", "any", "10.0.0.1", 2552)));
+    }
+
+    [Fact]
     public async Task Associate_before_listen_or_after_shutdown_is_refused_saying_which()
     {
         var (_, otherAddress, _) = await Listen();
