@@ -219,6 +219,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     {
         var (_, otherAddress, _) = await Listen();
         var transport = Create("");
+        Assert.Equal("remoteAddress", (await Assert.ThrowsAsync<ArgumentNullException>(() => transport.Associate(null!))).ParamName);
         var early = await Assert.ThrowsAsync<InvalidAssociationException>(() => transport.Associate(otherAddress));
         Assert.Contains("the transport is not listening", early.Message);
 
@@ -240,6 +241,28 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         await events.Next<Disassociated>();
         await Poll.Until(() => WarningsLogged("dropped an inbound connection", "sent no frame within 300ms (connection-timeout)") == 1, "one WARNING for the silent peer");
         Assert.DoesNotContain(Logs, e => e.ToString()!.Contains("Association [")); // the setup line only, no disassociation line
+    }
+
+    [Fact]
+    public async Task An_inbound_peer_that_has_spoken_outlives_the_silence_bound_and_its_reset_is_a_disassociation_line()
+    {
+        var (_, serverAddress, inbound) = await Listen("connection-timeout = 300ms");
+        var peer = await RawPeer.ConnectAsync(new IPEndPoint(IPAddress.Loopback, serverAddress.Port!.Value));
+        var events = new EventCollector();
+        (await inbound.Next<InboundAssociation>()).Association.ReadHandlerSource.SetResult(events);
+        await peer.SendAsync(new byte[] { 3, 0, 0, 0, 1, 2, 3 }); // one frame, little-endian prefix
+        Assert.Equal(3, (await events.Next<InboundPayload>()).Payload.Length);
+
+        // Three bounds pass with the peer quiet: having spoken once, it is not dropped as silent.
+        var buffer = new byte[1];
+        var read = peer.ReceiveAsync(buffer);
+        Assert.NotSame(read, await Task.WhenAny(read, Task.Delay(TimeSpan.FromMilliseconds(900))));
+
+        peer.LingerState = new LingerOption(true, 0);
+        peer.Close(); // a reset
+        await events.Next<Disassociated>();
+        await Poll.Until(() => Logs.Any(e => e.ToString()!.Contains("was reset by the peer")), "the disassociation line");
+        Assert.Equal(0, WarningsLogged("dropped an inbound connection"));
     }
 
     [Fact]
