@@ -41,8 +41,16 @@ internal sealed class FrameReceiver
             useSynchronizationContext: false));
     }
 
-    /// <summary>Stops <see cref="DeliverToHandlerAsync"/> at its next look.</summary>
-    public void Cancel() => _input.Reader.CancelPendingRead();
+    /// <summary>
+    /// Stops <see cref="DeliverToHandlerAsync"/> at its next look, and <see cref="ReceiveFromPeerAsync"/> where it waits for
+    /// room in a pipe nobody reads (a connection whose handler never started, with more than the pause threshold
+    /// received): closing the socket alone would not end that wait, and the connection would never complete.
+    /// </summary>
+    public void Cancel()
+    {
+        _input.Reader.CancelPendingRead();
+        _input.Writer.CancelPendingFlush();
+    }
 
     /// <summary>
     /// Receives from the peer into the pipe until the peer ends its side (returns <c>null</c>) or receiving fails

@@ -145,6 +145,36 @@ public sealed class ConnectionLifecycleTests
     }
 
     [Fact]
+    public async Task Abort_ends_a_connection_nobody_reads_whose_peer_filled_its_receive_pipe()
+    {
+        // The server's receive loop waits for room in a pipe no handler reads: the abort must end that wait too, or the
+        // connection never completes and holds its socket and its megabyte for good.
+        var settings = ConnectionSettings.Default.WithWriteBufferWaterMarks(64 * 1024 * 1024, 32 * 1024 * 1024).WithSendBufferSize(64 * 1024);
+        await using var loopback = Loopback.Listen(ConnectionSettings.Default.WithReceiveBufferSize(64 * 1024));
+        var (client, server) = await loopback.ConnectAsync(settings);
+        var frame = new byte[64 * 1024];
+        for (var i = 0; i < 128; i++)
+        {
+            Assert.True(client.TryWrite(frame));
+        }
+
+        // The client stops sending once the server's pipe has paused (1 MB) and both small socket buffers are full.
+        var last = client.UnsentBytes;
+        await Condition.PollAsync(
+            () =>
+            {
+                Thread.Sleep(200);
+                var now = client.UnsentBytes;
+                var stalled = now == last && 128 * frame.Length - now > 1024 * 1024;
+                last = now;
+                return stalled;
+            },
+            "the client's sending to stall on a full server pipe");
+        server.Abort();
+        await server.Completion.WaitAsync(FrameCollector.Patience);
+    }
+
+    [Fact]
     public async Task Dispose_returns_once_the_socket_is_released()
     {
         await using var loopback = Loopback.Listen();
