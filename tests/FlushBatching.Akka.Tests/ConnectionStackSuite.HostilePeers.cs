@@ -158,7 +158,7 @@ public abstract partial class ConnectionStackSuite
     [Fact]
     public async Task A_server_that_never_answers_the_TLS_handshake_fails_the_connect_within_connection_timeout_and_is_closed()
     {
-        using var listener = RawListener(backlog: 8);
+        using var listener = RawPeer.Listen(backlog: 8);
         var settings = ConnectionSettings.Default.WithConnectTimeout(Bound).WithTls(TlsSettings.ForClient().WithSuppressValidation(true));
 
         var connecting = Stack(settings).ConnectAsync((IPEndPoint)listener.LocalEndPoint!, settings);
@@ -176,7 +176,7 @@ public abstract partial class ConnectionStackSuite
     public async Task A_connect_that_is_never_answered_fails_within_connection_timeout()
     {
         // A listener whose accept queue is full drops further SYNs: to the connector, an address that never answers.
-        using var listener = RawListener(backlog: 0);
+        using var listener = RawPeer.Listen(backlog: 0);
         var endpoint = (IPEndPoint)listener.LocalEndPoint!;
         using var queued = await RawPeer.ConnectAsync(endpoint);
         var settings = ConnectionSettings.Default.WithConnectTimeout(Bound);
@@ -216,7 +216,7 @@ public abstract partial class ConnectionStackSuite
             }
 
             // Outbound: servers that never answer the handshake, given up at the bound.
-            using var listener = RawListener(backlog: 8);
+            using var listener = RawPeer.Listen(backlog: 8);
             for (var i = 0; i < 3; i++)
             {
                 var connecting = Stack(settings).ConnectAsync((IPEndPoint)listener.LocalEndPoint!, settings);
@@ -251,14 +251,6 @@ public abstract partial class ConnectionStackSuite
         {
             Assert.True(unobserved.Count == 0, $"{unobserved.Count} unobserved task exceptions, the first: {unobserved.FirstOrDefault()?.InnerException}");
         }
-    }
-
-    private static Socket RawListener(int backlog)
-    {
-        var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        listener.Listen(backlog);
-        return listener;
     }
 
     private static async Task<Exception> FailsWithin(Task task, TimeSpan within, string what)

@@ -127,9 +127,7 @@ public abstract partial class ConnectionStackSuite
     // A stack's connection to a raw peer that accepts and never reads, with a small receive window.
     private async Task<(ITransportConnection Client, Socket Peer, int Port)> ConnectToPeerThatNeverReads(ConnectionSettings settings)
     {
-        var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { ReceiveBufferSize = 16 * 1024 };
-        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        listener.Listen(1);
+        var listener = RawPeer.Listen(receiveBufferSize: 16 * 1024);
         var endpoint = (IPEndPoint)listener.LocalEndPoint!;
         var accepting = listener.AcceptAsync();
         var client = await Stack(settings).ConnectAsync(endpoint, settings).WaitAsync(Timeout);

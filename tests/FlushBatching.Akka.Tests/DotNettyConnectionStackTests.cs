@@ -95,9 +95,7 @@ public sealed class DotNettyConnectionStackTests(ITestOutputHelper output) : Con
         // A channel whose event loop stops first never closes its socket: the stack closes its channels itself (the
         // sockets stack owns none; the transport closes the connections it tracks). Each end is the only one of its
         // stack, so a stop that leaves one open leaves it open for good.
-        using var listening = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        listening.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        listening.Listen(1);
+        using var listening = RawPeer.Listen();
         var outboundStack = Stack(ConnectionSettings.Default);
         var outbound = await outboundStack.ConnectAsync((IPEndPoint)listening.LocalEndPoint!, ConnectionSettings.Default).WaitAsync(Timeout);
         using var outboundPeer = await listening.AcceptAsync().WaitAsync(Timeout);

@@ -207,8 +207,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     {
         var (transport, address, _) = await Listen();
         var stack = ((FlushBatchingTransport)transport).Stack.Name;
-        await Poll.Until(() => Logs.Any(e => e.ToString()!.Contains("FlushBatching transport listening on")), "the listening line");
-        var line = Assert.Single(Logs, e => e.ToString()!.Contains("FlushBatching transport listening on"));
+        var line = await OneLine("FlushBatching transport listening on");
         Assert.Equal(LogLevel.InfoLevel, line.LogLevel());
         Assert.Contains($"listening on akka.{address} (127.0.0.1:{address.Port}, {stack}); batching {{", line.ToString());
         Assert.True(transport.IsResponsibleFor(new Address("akka.tcp", "any", "10.0.0.1", 2552)));
@@ -232,10 +231,8 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     [Fact]
     public async Task An_inbound_peer_silent_past_connection_timeout_is_closed_disassociated_and_logged_once()
     {
-        var (_, serverAddress, inbound) = await Listen("connection-timeout = 300ms");
-        using var peer = await RawPeer.ConnectAsync(new IPEndPoint(IPAddress.Loopback, serverAddress.Port!.Value));
-        var events = new EventCollector();
-        (await inbound.Next<InboundAssociation>()).Association.ReadHandlerSource.SetResult(events);
+        var (peer, _, events) = await InboundFromRawPeer("connection-timeout = 300ms");
+        using var _ = peer;
 
         await RawPeer.ClosedByTheOtherEndWithin(peer, TimeSpan.FromSeconds(20), "the silent peer's connection to be closed");
         await events.Next<Disassociated>();
@@ -246,10 +243,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     [Fact]
     public async Task An_inbound_peer_that_has_spoken_outlives_the_silence_bound_and_its_reset_is_a_disassociation_line()
     {
-        var (_, serverAddress, inbound) = await Listen("connection-timeout = 300ms");
-        var peer = await RawPeer.ConnectAsync(new IPEndPoint(IPAddress.Loopback, serverAddress.Port!.Value));
-        var events = new EventCollector();
-        (await inbound.Next<InboundAssociation>()).Association.ReadHandlerSource.SetResult(events);
+        var (peer, _, events) = await InboundFromRawPeer("connection-timeout = 300ms");
         await peer.SendAsync(new byte[] { 3, 0, 0, 0, 1, 2, 3 }); // one frame, little-endian prefix
         Assert.Equal(3, (await events.Next<InboundPayload>()).Payload.Length);
 
@@ -268,10 +262,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     [Fact]
     public async Task An_inbound_peer_that_resets_before_its_first_frame_is_one_setup_line_not_a_disassociation_line()
     {
-        var (_, serverAddress, inbound) = await Listen("connection-timeout = 60s");
-        var peer = await RawPeer.ConnectAsync(new IPEndPoint(IPAddress.Loopback, serverAddress.Port!.Value));
-        var events = new EventCollector();
-        (await inbound.Next<InboundAssociation>()).Association.ReadHandlerSource.SetResult(events);
+        var (peer, _, events) = await InboundFromRawPeer("connection-timeout = 60s");
 
         peer.LingerState = new LingerOption(true, 0);
         peer.Close(); // a reset
@@ -283,10 +274,8 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     [Fact]
     public async Task An_association_disassociated_before_the_peer_spoke_is_one_setup_line()
     {
-        var (_, serverAddress, inbound) = await Listen("connection-timeout = 60s");
-        using var peer = await RawPeer.ConnectAsync(new IPEndPoint(IPAddress.Loopback, serverAddress.Port!.Value));
-        var handle = (await inbound.Next<InboundAssociation>()).Association;
-        handle.ReadHandlerSource.SetResult(new EventCollector());
+        var (peer, handle, _) = await InboundFromRawPeer("connection-timeout = 60s");
+        using var _ = peer;
 
 #pragma warning disable CS0618 // the SPI's own call
         handle.Disassociate();
@@ -300,9 +289,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     public async Task Shutdown_aborts_a_connection_to_a_peer_that_stopped_reading_after_its_grace_and_says_what_was_left()
     {
         // A peer that accepted and never reads: the association's queue stays full of what the kernel cannot take.
-        using var listening = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { ReceiveBufferSize = 32 * 1024 };
-        listening.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        listening.Listen();
+        using var listening = RawPeer.Listen(receiveBufferSize: 32 * 1024);
         var (client, clientAddress, _) = await Listen("send-buffer-size = 32k");
         var outbound = await client.Associate(clientAddress.WithPort(((IPEndPoint)listening.LocalEndPoint!).Port));
         outbound.ReadHandlerSource.SetResult(new EventCollector());
@@ -363,9 +350,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     [Fact]
     public async Task A_port_in_use_is_logged_at_error_naming_it_before_listen_throws()
     {
-        using var taken = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        taken.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        taken.Listen();
+        using var taken = RawPeer.Listen();
         var port = ((IPEndPoint)taken.LocalEndPoint!).Port;
 
         await Assert.ThrowsAsync<RemoteTransportException>(() => Create($"port = {port}").Listen());
@@ -373,18 +358,33 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         await Poll.Until(() => ErrorLogged($"127.0.0.1:{port}"), "an ERROR line naming the address");
     }
 
-    // Logging is asynchronous: the line may reach the collector after Shutdown's task has completed.
-    private async Task<string> ShutdownLine()
+    // Logging is asynchronous: a line may reach the collector after the call that logged it has returned.
+    private async Task<LogEvent> OneLine(string text)
     {
-        await Poll.Until(() => Logs.Any(e => e.ToString()!.Contains("FlushBatching transport shut down in")), "the shutdown line");
-        return Assert.Single(Logs, e => e.ToString()!.Contains("FlushBatching transport shut down in")).ToString()!;
+        await Poll.Until(() => Logs.Any(e => e.ToString()!.Contains(text)), $"a line with '{text}'");
+        return Assert.Single(Logs, e => e.ToString()!.Contains(text));
     }
 
-    private int WarningsLogged(params string[] parts) =>
-        CollectingLogger.For(_system).Count(e => e.LogLevel() == LogLevel.WarningLevel && parts.All(e.ToString()!.Contains));
+    private async Task<string> ShutdownLine() => (await OneLine("FlushBatching transport shut down in")).ToString()!;
 
-    private bool ErrorLogged(params string[] parts) =>
-        CollectingLogger.For(_system).Any(e => e.LogLevel() == LogLevel.ErrorLevel && parts.All(e.ToString()!.Contains));
+    private int LinesLogged(LogLevel level, params string[] parts) =>
+        CollectingLogger.For(_system).Count(e => e.LogLevel() == level && parts.All(e.ToString()!.Contains));
+
+    private int WarningsLogged(params string[] parts) => LinesLogged(LogLevel.WarningLevel, parts);
+
+    private bool ErrorLogged(params string[] parts) => LinesLogged(LogLevel.ErrorLevel, parts) > 0;
+
+    // A raw socket connected to a fresh transport (configured with section), and the inbound handle it made, read by
+    // the events collector returned: a peer that behaves only as far as a test tells it to.
+    private async Task<(Socket Peer, AssociationHandle Handle, EventCollector Events)> InboundFromRawPeer(string section)
+    {
+        var (_, address, inbound) = await Listen(section);
+        var peer = await RawPeer.ConnectAsync(new IPEndPoint(IPAddress.Loopback, address.Port!.Value));
+        var handle = (await inbound.Next<InboundAssociation>()).Association;
+        var events = new EventCollector();
+        handle.ReadHandlerSource.SetResult(events);
+        return (peer, handle, events);
+    }
 
     private Transport Create(string section)
     {

@@ -14,6 +14,23 @@ public static class RawPeer
         return (IPEndPoint)probe.LocalEndPoint!;
     }
 
+    /// <summary>
+    /// A loopback listener that accepts only when the test asks. A receive buffer given here is set before any
+    /// connection, so the kernel does not grow it: a peer that never reads then holds little.
+    /// </summary>
+    public static Socket Listen(int backlog = 1, int receiveBufferSize = 0)
+    {
+        var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        if (receiveBufferSize > 0)
+        {
+            listener.ReceiveBufferSize = receiveBufferSize;
+        }
+
+        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        listener.Listen(backlog);
+        return listener;
+    }
+
     /// <summary>Connects to <paramref name="endpoint"/> and sends nothing.</summary>
     public static async Task<Socket> ConnectAsync(IPEndPoint endpoint)
     {

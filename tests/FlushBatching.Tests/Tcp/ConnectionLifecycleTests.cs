@@ -117,9 +117,7 @@ public sealed class ConnectionLifecycleTests
         // we are still sending: only the failed send can end the connection, and it must.
         // Small buffers at both ends (set before the connection, so the kernel does not grow them), so that most of
         // what is written stays queued here: there is still sending to fail when the reset comes.
-        using var listening = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { ReceiveBufferSize = 64 * 1024 };
-        listening.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        listening.Listen(1);
+        using var listening = RawPeer.Listen(receiveBufferSize: 64 * 1024);
         var settings = ConnectionSettings.Default.WithWriteBufferWaterMarks(64 * 1024 * 1024, 32 * 1024 * 1024).WithSendBufferSize(64 * 1024);
         var client = await FramedConnector.ConnectAsync((IPEndPoint)listening.LocalEndPoint!, settings);
         using var peer = await listening.AcceptAsync();

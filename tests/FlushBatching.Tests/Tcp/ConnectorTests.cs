@@ -25,9 +25,7 @@ public class ConnectorTests
     {
         // The kernel completes TCP's handshake for a listening socket nobody accepts from, so only the
         // TLS handshake hangs, and the timeout must end it.
-        using var silent = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        silent.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        silent.Listen(1);
+        using var silent = RawPeer.Listen();
         var settings = ConnectionSettings.Default.WithConnectTimeout(TimeSpan.FromMilliseconds(300)).WithTls(TlsSettings.ForClient());
 
         var e = await Assert.ThrowsAsync<TimeoutException>(() => FramedConnector.ConnectAsync((IPEndPoint)silent.LocalEndPoint!, settings));
@@ -42,9 +40,7 @@ public class ConnectorTests
     [Fact]
     public async Task A_callers_cancellation_ends_connecting_and_closes_the_socket()
     {
-        using var silent = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        silent.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        silent.Listen(1);
+        using var silent = RawPeer.Listen();
         using var cancellation = new CancellationTokenSource();
         var connecting = FramedConnector.ConnectAsync((IPEndPoint)silent.LocalEndPoint!, ConnectionSettings.Default.WithTls(TlsSettings.ForClient()), cancellation.Token);
         using var accepted = await silent.AcceptAsync();
@@ -60,9 +56,7 @@ public class ConnectorTests
     {
         using var certificate = new SelfSignedCertificate();
         using var serverCertificate = X509CertificateLoader.LoadPkcs12FromFile(certificate.PfxPath, SelfSignedCertificate.Password);
-        using var listening = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        listening.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        listening.Listen(1);
+        using var listening = RawPeer.Listen();
         var connecting = FramedConnector.ConnectAsync((IPEndPoint)listening.LocalEndPoint!, ConnectionSettings.Default.WithTls(TlsSettings.ForClient()));
         using var accepted = await listening.AcceptAsync();
         await using (var tls = new SslStream(new NetworkStream(accepted, ownsSocket: false), leaveInnerStreamOpen: true))
