@@ -72,6 +72,36 @@ public abstract partial class ConnectionStackSuite
     }
 
     [Fact]
+    public async Task An_abort_ends_a_connection_nobody_reads_whose_peer_has_sent_megabytes()
+    {
+        // The server side never starts reading while the client sends until it stalls: whatever that side holds (the
+        // sockets stack's receive pipe, paused; DotNetty's unread socket), its abort must still end it.
+        var client = ConnectionSettings.Default.WithWriteBufferWaterMarks(64 * 1024 * 1024, 32 * 1024 * 1024).WithSendBufferSize(64 * 1024);
+        var (outbound, inbound) = await Connect(client, ConnectionSettings.Default.WithReceiveBufferSize(64 * 1024));
+        var payload = ByteString.CopyFrom(new byte[64 * 1024]);
+        for (var i = 0; i < 128; i++)
+        {
+            Assert.True(outbound.TryWrite(payload));
+        }
+
+        var last = outbound.UnsentBytes;
+        await Poll.Until(
+            () =>
+            {
+                Thread.Sleep(200);
+                var now = outbound.UnsentBytes;
+                var stalled = now == last && now < 128L * payload.Length;
+                last = now;
+                return stalled;
+            },
+            "the client's sending to stall on a server that does not read");
+
+        inbound.Abort();
+        await inbound.Completion.WaitAsync(Timeout);
+        outbound.Abort();
+    }
+
+    [Fact]
     public async Task Writes_after_an_abort_are_refused_at_once_and_refusals_above_the_mark_are_counted()
     {
         using var metrics = new FlushBatchingMetrics();
