@@ -8,9 +8,9 @@ namespace FlushBatching.Akka;
 
 /// <summary>
 /// Cuts the length-prefixed frames out of a <see cref="DotNettyBatchingTransport"/> channel's reads and passes each
-/// payload on as the <see cref="ByteString"/> Akka reads. A payload's bytes are copied once, from the read buffer
-/// straight into the ByteString's own array, which a frame split across reads fills as its bytes arrive: nothing is
-/// accumulated, sliced or copied twice, as a DotNetty frame decoder followed by a copy would.
+/// payload on as the <see cref="ByteString"/> Akka reads. A payload's bytes are copied from the read buffer straight
+/// into the ByteString's own array, which a frame split across reads fills as its bytes arrive: nothing is accumulated
+/// or sliced, as a DotNetty frame decoder followed by a copy would.
 /// </summary>
 /// <remarks>
 /// A length the framing refuses (negative, or above <c>maximum-frame-size</c>) is checked from the prefix alone, before
@@ -21,6 +21,11 @@ internal sealed class DotNettyPayloadDecoder(FramingSettings settings, FlushBatc
 {
     // A frame's buffer starts at the bytes already read, or this many, whichever is more (never past the frame).
     private const int MinimumPayloadBuffer = 4096;
+
+    // A frame's buffer takes the frame's whole length once this many times the bytes come reach it: a large frame from
+    // an honest peer is allocated once and its first bytes copied once more, while a peer that announces a large frame
+    // and sends little still costs at most this many times what it sent.
+    private const long WholeFrameOnceReceivedTimes = 16;
 
     private readonly byte[] _header = new byte[FramingSettings.HeaderLength];
     private int _headerFilled;
@@ -95,15 +100,16 @@ internal sealed class DotNettyPayloadDecoder(FramingSettings settings, FlushBatc
 
                 // Sized by the bytes that have come, not by what the prefix announces: a peer that announces a large
                 // frame and sends little costs this node little (found by fuzzing: an announced 2 GB frame threw
-                // OutOfMemoryException here). The buffer doubles as bytes come, up to the frame's length.
-                _payload = _payloadLength == 0 ? [] : GC.AllocateUninitializedArray<byte>(Math.Min(_payloadLength, Math.Max(buffer.ReadableBytes, MinimumPayloadBuffer)));
+                // OutOfMemoryException here). The buffer doubles as bytes come, and takes the frame's whole length
+                // once they reach a sixteenth of it.
                 _payloadFilled = 0;
+                _payload = _payloadLength == 0 ? [] : GC.AllocateUninitializedArray<byte>(PayloadBufferSize(buffer.ReadableBytes, 0));
             }
 
             var payloadBytes = Math.Min(_payloadLength - _payloadFilled, buffer.ReadableBytes);
             if (_payloadFilled + payloadBytes > _payload.Length)
             {
-                var grown = GC.AllocateUninitializedArray<byte>((int)Math.Min(_payloadLength, Math.Max(_payloadFilled + payloadBytes, 2L * _payload.Length)));
+                var grown = GC.AllocateUninitializedArray<byte>(PayloadBufferSize(_payloadFilled + payloadBytes, _payload.Length));
                 _payload.AsSpan(0, _payloadFilled).CopyTo(grown);
                 _payload = grown;
             }
@@ -120,4 +126,10 @@ internal sealed class DotNettyPayloadDecoder(FramingSettings settings, FlushBatc
             }
         }
     }
+
+    // The size of a buffer for the current frame that holds `needed` bytes of it, growing from `current`.
+    private int PayloadBufferSize(long needed, long current) =>
+        needed * WholeFrameOnceReceivedTimes >= _payloadLength
+            ? _payloadLength
+            : (int)Math.Min(_payloadLength, Math.Max(needed, Math.Max(2 * current, MinimumPayloadBuffer)));
 }
