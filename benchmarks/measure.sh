@@ -54,10 +54,12 @@ for run in $(seq 1 "$repeat"); do
     --latency --round-trips 20000 --payload 3 --json "$out/latency/run-$run.json" >"$out/latency/run-$run.txt" 2>&1
 done
 
-# Latency against offered load (open loop), how each transport uses a second core, large messages, many peers.
+# Latency against offered load (open loop), how each transport uses a second core, large messages and what the
+# high-water mark costs them, many peers.
 benchmarks/open-loop.sh "$out"
 benchmarks/cores.sh "$out"
 benchmarks/large.sh "$out"
+benchmarks/large-marks.sh "$out"
 benchmarks/many-peers.sh "$out"
 
 # The core alone, batching off and on.

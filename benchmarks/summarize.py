@@ -192,7 +192,7 @@ def many_peers():
 
 
 def large():
-    folders = sorted((f for f in glob.glob(os.path.join(out, "large-*")) if os.path.isdir(f)),
+    folders = sorted((f for f in glob.glob(os.path.join(out, "large-*")) if os.path.isdir(f) and f.rsplit("-", 1)[1].isdigit()),
                      key=lambda f: int(f.rsplit("-", 1)[1]))
     if not folders:
         return
@@ -213,6 +213,28 @@ def large():
                 rate = st.median(r["MsgsPerSec"] for r in mine)
                 print(f'| {payload // 1024:,} KiB | {clients} | {t} | {rate:,.0f} | {rate * payload / 1e6:,.0f} | {ratio(mine, stock, "MsgsPerSec")} | '
                       f'{st.median(r["CpuUsPerMessage"] for r in mine) / payload * 1e3:.1f} | {ratio(mine, stock, "CpuUsPerMessage")} |')
+    print()
+
+
+def large_marks():
+    """benchmarks/large-marks.sh: 1 MB with 5 clients at each high-water mark, stock beside each (docs/tuning.md)."""
+    folders = sorted(f for f in glob.glob(os.path.join(out, "large-marks-*")) if os.path.isdir(f))
+    if not folders:
+        return
+    print("### Large messages and the high-water mark: 1 MB, 5 clients, 10 in flight each, two processes\n")
+    print(f'{len(runs(os.path.basename(folders[0])))} runs, medians; ratios are the median of each run\'s own ratio. '
+          'Allocated: both processes, per message.\n')
+    print("| write-buffer-high-water-mark | transport | msgs/s | × stock | CPU ms per message | CPU × stock | allocated MB per message |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for folder in folders:
+        mark = folder.rsplit("large-marks-", 1)[1]
+        rows = rows_of(runs(os.path.basename(folder)))
+        stock = rows.get(("stock", 5), [])
+        for t in (t for t in TRANSPORTS if (t, 5) in rows):
+            mine = rows[(t, 5)]
+            print(f'| {mark} | {t} | {st.median(r["MsgsPerSec"] for r in mine):,.0f} | {ratio(mine, stock, "MsgsPerSec")} | '
+                  f'{st.median(r["CpuUsPerMessage"] for r in mine) / 1000:.1f} | {ratio(mine, stock, "CpuUsPerMessage")} | '
+                  f'{st.median(r["AllocatedBytesPerMessage"] for r in mine) / 1e6:.1f} |')
     print()
 
 
@@ -272,20 +294,37 @@ def bdn(report, title, note=""):
     print()
 
 
-machine = runs("remote-100")[0].get("Machine", "")
+# remote-100 names the machine; a step run alone (large-marks.sh, open-loop.sh) has none, and its own output does.
+machine = next((json.load(open(f)).get("Machine", "") for f in
+                sorted(glob.glob(os.path.join(out, "*", "run-*.json")), key=lambda f: "remote-100" not in f)), "")
 print(f"Machine: {machine}\n")
+
+
+def ran(folder):
+    """Whether the step that writes folder ran: measure.sh runs every step, a step's own script only its own."""
+    return bool(glob.glob(os.path.join(out, folder, "run-*.json")))
+
+
 two = "The ceiling's rows run both systems in the client process: Akka.Remote with no I/O has no second process."
-remote_by_payload(["remote-100", "remote-3"], "RemotePingPong, two processes, by payload, 20,000 messages per client", two)
-remote(["remote-100", "remote-3"], "RemotePingPong, two processes, 20,000 messages per client", two)
-one = "Both systems in one process, every transport alike."
-remote(["inproc-100", "inproc-3"], "RemotePingPong, one process, 20,000 messages per client", one)
-hand_offs()
-latency()
-transport()
-open_loop()
-cores()
+if ran("remote-100"):
+    remote_by_payload(["remote-100", "remote-3"], "RemotePingPong, two processes, by payload, 20,000 messages per client", two)
+    remote(["remote-100", "remote-3"], "RemotePingPong, two processes, 20,000 messages per client", two)
+if ran("inproc-100"):
+    remote(["inproc-100", "inproc-3"], "RemotePingPong, one process, 20,000 messages per client", "Both systems in one process, every transport alike.")
+if ran("handoff-100"):
+    hand_offs()
+if ran("latency"):
+    latency()
+if ran("transport"):
+    transport()
+if ran("open-loop-100"):
+    open_loop()
+if ran("cores-1"):
+    cores()
 large()
-many_peers()
+large_marks()
+if ran("many-peers"):
+    many_peers()
 for report in sorted(glob.glob(os.path.join(out, "bdn-akka", "results", "*-report.csv"))):
     bdn(report, os.path.basename(report).replace("-report.csv", "").rsplit(".", 1)[1] + ", per message (BenchmarkDotNet ShortRun)",
         "Mean and error per operation as BenchmarkDotNet reports them (OperationsPerInvoke: per message or per request); "
