@@ -89,13 +89,31 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         _interval = new IntervalTimer(_timeProvider, OnIntervalDue);
     }
 
+    // Set between BeginHandOff and EndHandOff: when the oldest of the writes now arriving was queued; null when writes
+    // come straight in.
+    private long? _queuedSince;
+
     /// <summary>
-    /// Set by a writer that queues for the event loop before writing here (the Akka adapter's hand-off): when the oldest
-    /// of the writes now arriving was queued, as a timestamp of the handler's clock (0 when nobody listened to
-    /// <c>flushbatching.queue_delay</c> then); <c>null</c> when writes come straight in. A batch that starts while it is
-    /// set counts its queue delay from it, not from its first write here.
+    /// Called on the event loop by a writer that queues for it before writing here (the Akka adapter's hand-off), before
+    /// it writes what it took: <paramref name="queuedSince"/> is when the oldest of it was queued, as a timestamp of the
+    /// handler's clock (0 when nobody listened to <c>flushbatching.queue_delay</c> then). A batch that starts now counts
+    /// its queue delay from it, and no burst-end check is queued: the writer knows when its burst ends.
     /// </summary>
-    internal long? QueuedSince { get; set; }
+    internal void BeginHandOff(long queuedSince) => _queuedSince = queuedSince;
+
+    /// <summary>
+    /// Called by the writer of <see cref="BeginHandOff"/> once it has written everything it took: its burst ended, so
+    /// what is pending is flushed now, not after a look along the event loop's queue, where reads of this or other
+    /// channels may wait first.
+    /// </summary>
+    internal void EndHandOff()
+    {
+        _queuedSince = null;
+        if (_policy.HasPending)
+        {
+            OnBurstEnd();
+        }
+    }
 
     /// <summary>The settings this handler flushes by.</summary>
     public BatchingSettings Settings => _policy.Settings;
@@ -135,7 +153,7 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         if (_policy.PendingWrites == 1)
         {
             // Batching on, the policy read the clock for the interval; off, it read none, and only the metric wants one.
-            _batchSince = QueuedSince ?? (_policy.Settings.Enabled ? _policy.PendingSince : _metrics.QueueDelayStart(_timeProvider));
+            _batchSince = _queuedSince ?? (_policy.Settings.Enabled ? _policy.PendingSince : _metrics.QueueDelayStart(_timeProvider));
         }
 
         var written = _combiner.Write(context, message);
@@ -151,7 +169,11 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         }
         else
         {
-            _burstEnd.QueueOn(context.Executor);
+            if (_queuedSince is null)
+            {
+                _burstEnd.QueueOn(context.Executor);
+            }
+
             ArmTimer(context);
         }
 
@@ -161,8 +183,8 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     /// <summary>With writes pending, holds the flush until the next trigger; with none, passes it on.</summary>
     public override void Flush(IChannelHandlerContext context)
     {
-        // Pending writes always have a burst-end check queued (the write that made them pending queued it): the
-        // flush rides on it.
+        // Pending writes always have a burst-end check queued (the write that made them pending queued it) or a
+        // hand-off under way that ends the burst: the flush rides on either.
         if (!_policy.HasPending)
         {
             context.Flush();

@@ -68,6 +68,28 @@ public sealed class DotNettyConnectionStackTests(ITestOutputHelper output) : Con
     }
 
     [Fact]
+    public async Task A_hand_off_sends_what_it_wrote_as_it_ends_not_behind_the_tasks_queued_on_the_event_loop_after_it()
+    {
+        var (client, server) = await Connect(ConnectionSettings.Default, ConnectionSettings.Default);
+        var received = new Receiver();
+        server.StartReading(received);
+
+        // The loop is held while a payload is written, so its hand-off waits behind the hold, and a task queued behind
+        // the hand-off waits on the loop for the payload to reach the other end: only a flush at the hand-off's end
+        // sends it before that task ends (a look along the loop's queue first would wait behind that task).
+        var loop = ((DotNettyConnection)client).EventLoop;
+        var arrivedWhileTheTaskRan = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+        using (await HoldEventLoop(client))
+        {
+            Assert.True(client.TryWrite(ByteString.CopyFromUtf8("now")));
+            loop.Execute(() => arrivedWhileTheTaskRan.SetResult(received.Payloads.Reader.WaitToReadAsync().AsTask().Wait(TimeSpan.FromSeconds(5))));
+        }
+
+        Assert.True(await arrivedWhileTheTaskRan.Task.WaitAsync(Timeout), "the payload was not sent until the task behind the hand-off ended");
+        Assert.Equal("now", (await received.Payloads.Reader.ReadAsync().AsTask().WaitAsync(Timeout)).ToStringUtf8());
+    }
+
+    [Fact]
     public async Task A_write_after_the_close_began_is_refused_while_the_event_loop_has_not_closed_the_channel()
     {
         var (client, server) = await Connect(ConnectionSettings.Default, ConnectionSettings.Default);

@@ -147,12 +147,13 @@ internal sealed class DotNettyConnection : ITransportConnection
         return ip.Address.IsIPv4MappedToIPv6 ? new IPEndPoint(ip.Address.MapToIPv4(), ip.Port) : ip;
     }
 
-    // The queue delay of what this hand-off writes counts from when the write that asked for it was queued.
+    // The queue delay of what this hand-off writes counts from when the write that asked for it was queued; the burst
+    // ends with the hand-off, as the core's send loop ends one when it finds its queue empty.
     private void HandOff()
     {
-        _batching.QueuedSince = _queue.WaitingSince;
+        _batching.BeginHandOff(_queue.WaitingSince);
         _queue.HandOff(Tail, static (tail, payload) => tail.Write(payload));
-        _batching.QueuedSince = null;
+        _batching.EndHandOff();
     }
 
     private void HandOffThenClose()
