@@ -65,6 +65,10 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     // When the oldest pending write was written or queued, for the queue-delay metric; 0 when that went unheard.
     private long _batchSince;
 
+    // Set between BeginHandOff and EndHandOff: when the oldest of the writes now arriving was queued; null when writes
+    // come straight in.
+    private long? _queuedSince;
+
     /// <summary>Creates a handler; only <paramref name="settings"/> is needed, the rest have production defaults.</summary>
     /// <param name="settings">When to flush; <see cref="BatchingSettings.Default"/> is 30 writes, 16 KiB, 40 ms.</param>
     /// <param name="combineBufferSize">The size of a combine buffer; writes up to half of it are combined. 0 turns combining off.</param>
@@ -88,10 +92,6 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         _burstEnd = new BurstEndCheck(_policy, OnBurstEnd);
         _interval = new IntervalTimer(_timeProvider, OnIntervalDue);
     }
-
-    // Set between BeginHandOff and EndHandOff: when the oldest of the writes now arriving was queued; null when writes
-    // come straight in.
-    private long? _queuedSince;
 
     /// <summary>
     /// Called on the event loop by a writer that queues for it before writing here (the Akka adapter's hand-off), before

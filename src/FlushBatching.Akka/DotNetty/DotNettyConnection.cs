@@ -152,8 +152,16 @@ internal sealed class DotNettyConnection : ITransportConnection
     private void HandOff()
     {
         _batching.BeginHandOff(_queue.WaitingSince);
-        _queue.HandOff(Tail, static (tail, payload) => tail.Write(payload));
-        _batching.EndHandOff();
+        try
+        {
+            _queue.HandOff(Tail, static (tail, payload) => tail.Write(payload));
+        }
+        finally
+        {
+            // A write that threw ends the hand-off too: what it wrote before goes out, and later writes are not left
+            // waiting for a burst end nobody will report.
+            _batching.EndHandOff();
+        }
     }
 
     private void HandOffThenClose()
