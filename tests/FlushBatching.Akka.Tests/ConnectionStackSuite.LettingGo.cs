@@ -84,16 +84,8 @@ public abstract partial class ConnectionStackSuite
             Assert.True(outbound.TryWrite(payload));
         }
 
-        var last = outbound.UnsentBytes;
         await Poll.Until(
-            () =>
-            {
-                Thread.Sleep(200);
-                var now = outbound.UnsentBytes;
-                var stalled = now == last && now < 128L * payload.Length;
-                last = now;
-                return stalled;
-            },
+            SendStall.Seen(() => outbound.UnsentBytes, written: 128L * payload.Length, sentMoreThan: 0),
             "the client's sending to stall on a server that does not read");
 
         inbound.Abort();

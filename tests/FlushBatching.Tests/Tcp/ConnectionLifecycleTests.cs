@@ -157,16 +157,8 @@ public sealed class ConnectionLifecycleTests
         }
 
         // The client stops sending once the server's pipe has paused (1 MB) and both small socket buffers are full.
-        var last = client.UnsentBytes;
         await Condition.PollAsync(
-            () =>
-            {
-                Thread.Sleep(200);
-                var now = client.UnsentBytes;
-                var stalled = now == last && 128 * frame.Length - now > 1024 * 1024;
-                last = now;
-                return stalled;
-            },
+            SendStall.Seen(() => client.UnsentBytes, written: 128L * frame.Length, sentMoreThan: 1024 * 1024),
             "the client's sending to stall on a full server pipe");
         server.Abort();
         await server.Completion.WaitAsync(FrameCollector.Patience);
