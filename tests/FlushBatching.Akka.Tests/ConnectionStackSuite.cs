@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Net;
 using System.Security.Authentication;
 using System.Threading.Channels;
@@ -7,6 +8,7 @@ using FlushBatching.Framing;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
 using Google.Protobuf;
+using Microsoft.Extensions.Time.Testing;
 using Xunit.Abstractions;
 
 namespace FlushBatching.Akka.Tests;
@@ -75,6 +77,46 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
         {
             Assert.True(client.TryWrite(payload), $"write {i} was refused although every earlier one had arrived");
             await received.Payloads.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+        }
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task With_the_marks_unset_a_connection_that_drained_fast_holds_more_before_its_next_refusal_and_one_that_drained_slowly_does_not(bool slowly)
+    {
+        // A clock that never moves makes every drain instant; one that moves 10 s at each read makes it slow.
+        var clock = new FakeTimeProvider { AutoAdvanceAmount = slowly ? TimeSpan.FromSeconds(10) : TimeSpan.Zero };
+        var settings = ConnectionSettings.Default.WithTimeProvider(clock);
+        var start = settings.WriteBufferHighWaterMark;
+        var (client, server) = await Connect(settings, ConnectionSettings.Default);
+        var receiver = new GatedReceiver();
+        server.StartReading(receiver);
+        var payload = ByteString.CopyFrom(new byte[100_000]);
+        try
+        {
+            // The server holds its first payload, so unsent bytes pile up at the client until it refuses writes; then
+            // it reads everything, and the client drains from its high-water mark to its low one.
+            await UnsentOnceRefusing(client, payload);
+            receiver.Gate.Set();
+            await Poll.Until(() => client.UnsentBytes == 0, "the client to drain");
+            receiver.Gate.Reset();
+
+            // Refusing, a connection holds from its low mark to its high one and a write more: 512,000 to about
+            // 1,140,000 bytes at the start, 2,048,000 to 4,200,000 at four times it.
+            var unsent = await UnsentOnceRefusing(client, payload);
+            if (slowly)
+            {
+                Assert.InRange(unsent, start / 2, start * 3 / 2);
+            }
+            else
+            {
+                Assert.InRange(unsent, start * 2, start * 5);
+            }
+        }
+        finally
+        {
+            receiver.Gate.Set();
         }
     }
 
@@ -185,6 +227,43 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
         var endpoint = await Listen(server);
         var outbound = await Stack(client).ConnectAsync(endpoint, client).WaitAsync(Timeout);
         return (outbound, await _inbound.Reader.ReadAsync().AsTask().WaitAsync(Timeout));
+    }
+
+    // Writes until the connection refuses for 200 ms on end: a refusal may only mean the stack has not yet taken the
+    // writes before it to its socket (the DotNetty stack's event loop), but one that lasts means unsent bytes passed the
+    // high-water mark while the peer holds, and they stay there.
+    private static async Task<long> UnsentOnceRefusing(ITransportConnection connection, ByteString payload)
+    {
+        var refusing = Stopwatch.StartNew();
+        for (var i = 0; i < 10_000; i++)
+        {
+            if (connection.TryWrite(payload))
+            {
+                refusing.Restart();
+            }
+            else if (refusing.ElapsedMilliseconds >= 200)
+            {
+                return connection.UnsentBytes;
+            }
+            else
+            {
+                await Task.Delay(10);
+            }
+        }
+
+        throw new InvalidOperationException("10,000 writes of 100,000 bytes and no lasting refusal");
+    }
+
+    // Holds each payload until the gate is open: reading stops with the first one held.
+    private sealed class GatedReceiver : IPayloadReceiver
+    {
+        public ManualResetEventSlim Gate { get; } = new();
+
+        public void OnPayload(ByteString payload) => Gate.Wait(Timeout);
+
+        public void OnClosed(Exception? reason)
+        {
+        }
     }
 
     private protected sealed class Receiver : IPayloadReceiver

@@ -52,7 +52,7 @@ internal sealed class DotNettyConnection : ITransportConnection
         _metrics = settings.Metrics;
         _queue = new DotNettyWriteQueue(settings.TimeProvider, settings.Metrics);
         _batching = batching;
-        Tail = new DotNettyPipelineTail(judge, OnEnded);
+        Tail = new DotNettyPipelineTail(settings, judge, OnEnded);
     }
 
     /// <summary>The handler to put last in the channel's pipeline.</summary>

@@ -9,8 +9,9 @@ namespace FlushBatching.Akka;
 
 /// <summary>
 /// The last handler of a <see cref="DotNettyConnection"/>'s pipeline: says when the connection is up (after its TLS
-/// handshake, if any), keeps what ended it, holds inbound payloads until a receiver is given, reports the end once, and
-/// writes payloads down the pipeline on the connection's behalf.
+/// handshake, if any), keeps what ended it, holds inbound payloads until a receiver is given, reports the end once,
+/// writes payloads down the pipeline on the connection's behalf, and moves the channel's water marks as
+/// <see cref="WriteBufferMarks"/> says.
 /// </summary>
 /// <remarks>Every member runs on the channel's event loop, except <see cref="Ready"/>, which any thread may await.</remarks>
 internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
@@ -18,18 +19,21 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
     private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly PeerJudge? _judge;
     private readonly Action _onEnded;
+    private readonly WriteBufferMarks _marks;
     private IChannelHandlerContext? _context;
     private Task _lastWrite = Task.CompletedTask;
     private IPayloadReceiver? _receiver;
     private List<ByteString>? _held;
     private bool _ended;
 
+    /// <param name="settings">The connection's settings: its water marks, which the channel starts with.</param>
     /// <param name="judge">Judges the peer's certificate: given with TLS, so that a failed handshake says why.</param>
     /// <param name="onEnded">Called once when the channel goes inactive, before the receiver hears of it.</param>
-    public DotNettyPipelineTail(PeerJudge? judge, Action onEnded)
+    public DotNettyPipelineTail(ConnectionSettings settings, PeerJudge? judge, Action onEnded)
     {
         _judge = judge;
         _onEnded = onEnded;
+        _marks = new WriteBufferMarks(settings);
 
         // A channel that ends before set-up faults Ready; whoever awaited it may have given up already (a handshake
         // past its bound), and a fault nobody observes would surface as an UnobservedTaskException.
@@ -140,6 +144,34 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
         {
             (_held ??= []).Add(payload);
         }
+    }
+
+    public override void ChannelWritabilityChanged(IChannelHandlerContext context)
+    {
+        var channel = context.Channel;
+        var unsent = channel.Unsafe.OutboundBuffer?.TotalPendingWriteBytes() ?? 0;
+        if (!channel.IsWritable)
+        {
+            _marks.OnUnwritable(unsent);
+        }
+        else if (_marks.OnWritable(unsent))
+        {
+            // DotNetty refuses a high mark below the low one and a low one above the high one: move the one that
+            // keeps them in order first.
+            var configuration = channel.Configuration;
+            if (_marks.High > configuration.WriteBufferHighWaterMark)
+            {
+                configuration.WriteBufferHighWaterMark = (int)_marks.High;
+                configuration.WriteBufferLowWaterMark = (int)_marks.Low;
+            }
+            else
+            {
+                configuration.WriteBufferLowWaterMark = (int)_marks.Low;
+                configuration.WriteBufferHighWaterMark = (int)_marks.High;
+            }
+        }
+
+        context.FireChannelWritabilityChanged();
     }
 
     public override void ExceptionCaught(IChannelHandlerContext context, Exception exception)

@@ -111,7 +111,9 @@ public sealed record ConnectionSettings
     /// </summary>
     /// <value>
     /// Unless set, <see cref="DefaultWriteBufferFrames"/> times <see cref="FramingSettings.MaximumFrameSize"/>, at most
-    /// <see cref="MaxWriteBufferWaterMark"/>: 1,024,000 bytes at the default frame size.
+    /// <see cref="MaxWriteBufferWaterMark"/>: 1,024,000 bytes at the default frame size. That is where each connection's
+    /// mark starts; it then follows the connection's drain rate, up to four times the start, so that a fast link is not
+    /// refused the large messages in flight on it and a slow one holds about half a second of sending.
     /// </value>
     public long WriteBufferHighWaterMark =>
         ExplicitHighWaterMark ?? Math.Min(MaxWriteBufferWaterMark, (long)DefaultWriteBufferFrames * Framing.MaximumFrameSize);
@@ -119,6 +121,12 @@ public sealed record ConnectionSettings
     /// <summary>Unsent bytes below which a connection that hit the high-water mark takes writes again.</summary>
     /// <value>Unless set, half of <see cref="WriteBufferHighWaterMark"/>, so writability does not flap around one value.</value>
     public long WriteBufferLowWaterMark => ExplicitLowWaterMark ?? WriteBufferHighWaterMark / 2;
+
+    /// <summary>Whether the high-water mark was left unset, so each connection's follows its drain rate (<see cref="WriteBufferMarks"/>).</summary>
+    internal bool HighWaterMarkFollowsDrain => ExplicitHighWaterMark is null;
+
+    /// <summary>Whether the low-water mark was set, rather than half the high one.</summary>
+    internal bool LowWaterMarkIsSet => ExplicitLowWaterMark is not null;
 
     // The marks as set, or null for the defaults, which follow the frame size.
     private long? ExplicitHighWaterMark { get; init; }

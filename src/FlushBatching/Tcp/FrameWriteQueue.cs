@@ -20,6 +20,7 @@ internal sealed class FrameWriteQueue
 
     private readonly ConnectionSettings _settings;
     private readonly ArrayPool<byte> _pool;
+    private readonly WriteBufferMarks _marks;
     private readonly object _lock = new();
 
     // Guarded by _lock.
@@ -45,6 +46,7 @@ internal sealed class FrameWriteQueue
     {
         _settings = settings;
         _pool = settings.BufferPool;
+        _marks = new WriteBufferMarks(settings);
     }
 
     /// <summary>What the send loop is to do next: send the frames taken, flush what it holds as the burst has ended,
@@ -110,9 +112,10 @@ internal sealed class FrameWriteQueue
             payload.CopyTo(frame.AsSpan(FramingSettings.HeaderLength));
             _queue.Add(frame);
             _unsentBytes += length;
-            if (_unsentBytes > _settings.WriteBufferHighWaterMark)
+            if (_unsentBytes > _marks.High)
             {
                 _writable = false;
+                _marks.OnUnwritable(_unsentBytes);
             }
 
             wake = _parked;
@@ -227,8 +230,9 @@ internal sealed class FrameWriteQueue
         lock (_lock)
         {
             _unsentBytes -= bytes;
-            if (!_writable && !_closeRequested && !_closed && _unsentBytes <= _settings.WriteBufferLowWaterMark)
+            if (!_writable && !_closeRequested && !_closed && _unsentBytes <= _marks.Low)
             {
+                _marks.OnWritable(_unsentBytes);
                 _writable = true;
                 waiter = _writableWaiter;
                 _writableWaiter = null;

@@ -2,6 +2,7 @@ using System.Buffers.Binary;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
+using Microsoft.Extensions.Time.Testing;
 
 namespace FlushBatching.Tests.Tcp;
 
@@ -64,6 +65,23 @@ public sealed class FrameWriteQueueTests
 
         Assert.All(Enumerable.Range(0, 16), i => Assert.True(queue.TryWrite(new byte[1_000_000], out _), $"message {i}"));
         Assert.False(queue.TryWrite([1], out _));
+        queue.ReleaseAll([]);
+    }
+
+    [Fact]
+    public void With_the_marks_unset_a_queue_that_drained_in_no_time_takes_four_times_as_much_before_its_next_refusal()
+    {
+        // The clock never moves, so the drain from the high mark to the low one took no time: as fast as can be.
+        var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool).WithTimeProvider(new FakeTimeProvider()));
+        var payload = new byte[100_000];
+
+        // Frames of 100,004 bytes: the 11th passes the 1,024,000-byte start, the 41st four times it.
+        Assert.Equal(11, WritesTaken(queue, payload));
+        queue.Take(holding: false, _signal, out var frames);
+        queue.OnSent(frames, 11 * 100_004);
+        frames.Clear();
+
+        Assert.Equal(41, WritesTaken(queue, payload));
         queue.ReleaseAll([]);
     }
 
@@ -260,5 +278,16 @@ public sealed class FrameWriteQueueTests
         frames.Clear();
         queue.ReleaseAll([]);
         Assert.Equal(0, recorder.Observe("flushbatching.buffers.rented"));
+    }
+
+    private static int WritesTaken(FrameWriteQueue queue, byte[] payload)
+    {
+        var taken = 0;
+        while (queue.TryWrite(payload, out _))
+        {
+            taken++;
+        }
+
+        return taken;
     }
 }
