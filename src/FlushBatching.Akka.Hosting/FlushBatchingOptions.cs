@@ -42,7 +42,11 @@ public sealed class FlushBatchingOptions
     /// <summary><c>batching.flush-interval</c>: the longest the oldest pending message waits while a burst goes on.</summary>
     public TimeSpan? FlushInterval { get; set; }
 
-    /// <summary><c>write-buffer-high-water-mark</c>: bytes queued on a connection above which writes are refused.</summary>
+    /// <summary>
+    /// <c>write-buffer-high-water-mark</c>: bytes queued on a connection above which writes are refused. Unset, each
+    /// connection's mark starts at eight maximum-size frames and follows its drain rate up to four times that; set, it is
+    /// fixed.
+    /// </summary>
     public long? WriteBufferHighWaterMark { get; set; }
 
     /// <summary><c>write-buffer-low-water-mark</c>: bytes queued below which refused writes are taken again.</summary>

@@ -126,7 +126,8 @@ internal sealed record BatchingTransportSettings
     /// <summary>The settings as one HOCON-like line, for the start-up log.</summary>
     public override string ToString() =>
         $"batching {{ {Connection.Batching} }}, {Connection.Framing}, " +
-        $"write-buffer-high-water-mark = {SettingText.FormatSize(Connection.WriteBufferHighWaterMark)}, " +
+        $"write-buffer-high-water-mark = {SettingText.FormatSize(Connection.WriteBufferHighWaterMark)}" +
+        (Connection.HighWaterMarkFollowsDrain ? $" (following the drain rate up to {SettingText.FormatSize(Connection.WriteBufferHighWaterMarkMost)}), " : ", ") +
         $"write-buffer-low-water-mark = {SettingText.FormatSize(Connection.WriteBufferLowWaterMark)}, " +
         (Connection.Tls is { } tls
             ? $"enable-ssl = on, ssl {{ require-mutual-authentication = {OnOff(tls.RequireMutualAuthentication)}, " +

@@ -281,7 +281,7 @@ public sealed class BatchingTransportSettingsTests
 
         Assert.Equal("tcp", plain.SchemeIdentifier);
         Assert.Equal(
-            $"batching {{ {BatchingSettings.Default} }}, {FramingSettings.Default}, write-buffer-high-water-mark = 1000k, write-buffer-low-water-mark = 500k, enable-ssl = off",
+            $"batching {{ {BatchingSettings.Default} }}, {FramingSettings.Default}, write-buffer-high-water-mark = 1000k (following the drain rate up to 4000k), write-buffer-low-water-mark = 500k, enable-ssl = off",
             plain.ToString());
         Assert.Equal("ssl.tcp", tls.SchemeIdentifier);
         Assert.EndsWith(", enable-ssl = on, ssl { require-mutual-authentication = on, validate-certificate-hostname = off, suppress-validation = off }", tls.ToString());

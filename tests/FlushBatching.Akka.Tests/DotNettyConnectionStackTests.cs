@@ -154,6 +154,8 @@ public sealed class DotNettyConnectionStackTests(ITestOutputHelper output) : Con
 
     private protected override IConnectionStack CreateStack(ConnectionSettings settings) => new DotNettyConnectionStack(settings, 1, 1);
 
+    private protected override long HighWaterMarkOf(ITransportConnection connection) => ((DotNettyConnection)connection).HighWaterMark;
+
     // Payloads are Akka's own arrays, wrapped: what the stack holds is its queue and the channel's outbound buffer, which
     // DotNetty releases (combine buffers included) when the channel closes.
     private protected override ConnectionSettings WithHoldingsChecked(ConnectionSettings settings) => settings;

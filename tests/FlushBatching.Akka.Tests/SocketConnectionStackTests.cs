@@ -12,6 +12,8 @@ public sealed class SocketConnectionStackTests(ITestOutputHelper output) : Conne
 
     private protected override IConnectionStack CreateStack(ConnectionSettings settings) => new SocketConnectionStack(settings);
 
+    private protected override long HighWaterMarkOf(ITransportConnection connection) => ((SocketTransportConnection)connection).HighWaterMark;
+
     private protected override ConnectionSettings WithHoldingsChecked(ConnectionSettings settings) => settings.WithBufferPool(_pool);
 
     // The chunks go back as the send loop ends, before the connection's Completion.

@@ -70,6 +70,9 @@ internal sealed class DotNettyConnection : ITransportConnection
     /// <summary>Bytes accepted and not yet on the wire: queued for the event loop, or in the channel's outbound buffer.</summary>
     public long UnsentBytes => _queue.QueuedBytes + (_channel.Unsafe.OutboundBuffer?.TotalPendingWriteBytes() ?? 0);
 
+    /// <summary>Unsent bytes above which the channel turns unwritable now; tests read it.</summary>
+    internal long HighWaterMark => _channel.Configuration.WriteBufferHighWaterMark;
+
     /// <summary>The event loop the channel runs on; tests hold it busy.</summary>
     internal IEventLoop EventLoop => _channel.EventLoop;
 
@@ -161,6 +164,7 @@ internal sealed class DotNettyConnection : ITransportConnection
             // A write that threw ends the hand-off too: what it wrote before goes out, and later writes are not left
             // waiting for a burst end nobody will report.
             _batching.EndHandOff();
+            Tail.ObserveSending();
         }
     }
 

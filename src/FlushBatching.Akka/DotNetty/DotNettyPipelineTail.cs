@@ -2,6 +2,7 @@ using System.Runtime.InteropServices;
 using DotNetty.Buffers;
 using DotNetty.Handlers.Tls;
 using DotNetty.Transport.Channels;
+using FlushBatching.Framing;
 using FlushBatching.Tcp;
 using Google.Protobuf;
 
@@ -21,6 +22,7 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
     private readonly Action _onEnded;
     private readonly WriteBufferMarks _marks;
     private IChannelHandlerContext? _context;
+    private long _written;
     private Task _lastWrite = Task.CompletedTask;
     private IPayloadReceiver? _receiver;
     private List<ByteString>? _held;
@@ -74,11 +76,45 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
     /// </remarks>
     public void Write(ByteString payload)
     {
+        _written += payload.Length + FramingSettings.HeaderLength;
         var written = _context!.WriteAsync(Wrap(payload));
         if (!ReferenceEquals(written, _lastWrite))
         {
             ObserveFailure(_lastWrite);
             _lastWrite = written;
+        }
+    }
+
+    /// <summary>
+    /// After a hand-off, and as the channel turns unwritable and writable: what the channel has sent so far (what was
+    /// written less what its outbound buffer holds) goes to <see cref="WriteBufferMarks"/>, and the channel's water
+    /// marks move when they do.
+    /// </summary>
+    public void ObserveSending()
+    {
+        if (_context?.Channel is not { } channel)
+        {
+            return;
+        }
+
+        var unsent = channel.Unsafe.OutboundBuffer?.TotalPendingWriteBytes() ?? 0;
+        if (!_marks.Observe(_written - unsent, unsent))
+        {
+            return;
+        }
+
+        // DotNetty refuses a high mark below the low one and a low one above the high one: move first the one that
+        // keeps them in order.
+        var configuration = channel.Configuration;
+        if (_marks.High > configuration.WriteBufferHighWaterMark)
+        {
+            configuration.WriteBufferHighWaterMark = (int)_marks.High;
+            configuration.WriteBufferLowWaterMark = (int)_marks.Low;
+        }
+        else
+        {
+            configuration.WriteBufferLowWaterMark = (int)_marks.Low;
+            configuration.WriteBufferHighWaterMark = (int)_marks.High;
         }
     }
 
@@ -148,29 +184,7 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
 
     public override void ChannelWritabilityChanged(IChannelHandlerContext context)
     {
-        var channel = context.Channel;
-        var unsent = channel.Unsafe.OutboundBuffer?.TotalPendingWriteBytes() ?? 0;
-        if (!channel.IsWritable)
-        {
-            _marks.OnUnwritable(unsent);
-        }
-        else if (_marks.OnWritable(unsent))
-        {
-            // DotNetty refuses a high mark below the low one and a low one above the high one: move the one that
-            // keeps them in order first.
-            var configuration = channel.Configuration;
-            if (_marks.High > configuration.WriteBufferHighWaterMark)
-            {
-                configuration.WriteBufferHighWaterMark = (int)_marks.High;
-                configuration.WriteBufferLowWaterMark = (int)_marks.Low;
-            }
-            else
-            {
-                configuration.WriteBufferLowWaterMark = (int)_marks.Low;
-                configuration.WriteBufferHighWaterMark = (int)_marks.High;
-            }
-        }
-
+        ObserveSending();
         context.FireChannelWritabilityChanged();
     }
 

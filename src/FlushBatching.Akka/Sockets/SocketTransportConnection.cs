@@ -19,6 +19,9 @@ internal sealed class SocketTransportConnection : ITransportConnection, IFrameHa
 
     public long UnsentBytes => _connection.UnsentBytes;
 
+    /// <summary>Unsent bytes above which writes are refused now; tests read it.</summary>
+    internal long HighWaterMark => _connection.HighWaterMark;
+
     public Task Completion => _connection.Completion;
 
     /// <summary>Copies <paramref name="payload"/> once, into the connection's pooled frame buffer.</summary>

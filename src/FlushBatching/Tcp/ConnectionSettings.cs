@@ -125,6 +125,12 @@ public sealed record ConnectionSettings
     /// <summary>Whether the high-water mark was left unset, so each connection's follows its drain rate (<see cref="WriteBufferMarks"/>).</summary>
     internal bool HighWaterMarkFollowsDrain => ExplicitHighWaterMark is null;
 
+    /// <summary>The highest a connection's high-water mark goes: <see cref="WriteBufferHighWaterMark"/> when set, else
+    /// <see cref="WriteBufferMarks.MaxGrowth"/> times it, at most <see cref="MaxWriteBufferWaterMark"/>.</summary>
+    internal long WriteBufferHighWaterMarkMost => HighWaterMarkFollowsDrain
+        ? Math.Min(MaxWriteBufferWaterMark, WriteBufferHighWaterMark * WriteBufferMarks.MaxGrowth)
+        : WriteBufferHighWaterMark;
+
     /// <summary>Whether the low-water mark was set, rather than half the high one.</summary>
     internal bool LowWaterMarkIsSet => ExplicitLowWaterMark is not null;
 

@@ -27,6 +27,7 @@ internal sealed class FrameWriteQueue
     private List<ArraySegment<byte>> _queue = [];
     private List<ArraySegment<byte>> _taken = [];
     private long _unsentBytes;
+    private long _sentBytes;
     private bool _parked;
     private bool _closeRequested;
     private bool _closed;
@@ -71,6 +72,18 @@ internal sealed class FrameWriteQueue
     /// </summary>
     public long TakenSince { get; private set; }
 
+    /// <summary>Unsent bytes above which writes are refused now: set, or following the connection's rate.</summary>
+    public long HighWaterMark
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _marks.High;
+            }
+        }
+    }
+
     /// <summary>Bytes queued and not yet handed to the socket.</summary>
     public long UnsentBytes
     {
@@ -114,8 +127,9 @@ internal sealed class FrameWriteQueue
             _unsentBytes += length;
             if (_unsentBytes > _marks.High)
             {
+                // Where a backlog shows first when the send loop takes everything at once: the sends after measure it.
                 _writable = false;
-                _marks.OnUnwritable(_unsentBytes);
+                _marks.Observe(_sentBytes, _unsentBytes);
             }
 
             wake = _parked;
@@ -230,9 +244,10 @@ internal sealed class FrameWriteQueue
         lock (_lock)
         {
             _unsentBytes -= bytes;
+            _sentBytes += bytes;
+            _marks.Observe(_sentBytes, _unsentBytes);
             if (!_writable && !_closeRequested && !_closed && _unsentBytes <= _marks.Low)
             {
-                _marks.OnWritable(_unsentBytes);
                 _writable = true;
                 waiter = _writableWaiter;
                 _writableWaiter = null;

@@ -64,6 +64,9 @@ public sealed class FramedConnection : IAsyncDisposable
     /// </summary>
     public bool IsWritable => _queue.IsWritable;
 
+    /// <summary>Unsent bytes above which writes are refused now: set, or following the connection's rate.</summary>
+    internal long HighWaterMark => _queue.HighWaterMark;
+
     /// <summary>Bytes written but not yet handed to the socket.</summary>
     public long UnsentBytes => _queue.UnsentBytes;
 

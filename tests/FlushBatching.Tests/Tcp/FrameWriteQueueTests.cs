@@ -69,16 +69,18 @@ public sealed class FrameWriteQueueTests
     }
 
     [Fact]
-    public void With_the_marks_unset_a_queue_that_drained_in_no_time_takes_four_times_as_much_before_its_next_refusal()
+    public void With_the_marks_unset_a_queue_that_drained_its_backlog_in_no_time_takes_four_times_as_much_before_its_next_refusal()
     {
-        // The clock never moves, so the drain from the high mark to the low one took no time: as fast as can be.
+        // The clock never moves, so the drain from the backlog took no time: as fast as can be.
         var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool).WithTimeProvider(new FakeTimeProvider()));
         var payload = new byte[100_000];
 
-        // Frames of 100,004 bytes: the 11th passes the 1,024,000-byte start, the 41st four times it.
+        // Frames of 100,004 bytes: the 11th passes the 1,024,000-byte start, the 41st four times it. Five sent leave a
+        // backlog; the six after them drain it.
         Assert.Equal(11, WritesTaken(queue, payload));
         queue.Take(holding: false, _signal, out var frames);
-        queue.OnSent(frames, 11 * 100_004);
+        queue.OnSent(frames[..5], 5 * 100_004);
+        queue.OnSent(frames[5..], 6 * 100_004);
         frames.Clear();
 
         Assert.Equal(41, WritesTaken(queue, payload));
