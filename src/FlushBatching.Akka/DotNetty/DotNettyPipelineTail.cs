@@ -103,19 +103,9 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
             return;
         }
 
-        // DotNetty refuses a high mark below the low one and a low one above the high one: move first the one that
-        // keeps them in order.
-        var configuration = channel.Configuration;
-        if (_marks.High > configuration.WriteBufferHighWaterMark)
-        {
-            configuration.WriteBufferHighWaterMark = (int)_marks.High;
-            configuration.WriteBufferLowWaterMark = (int)_marks.Low;
-        }
-        else
-        {
-            configuration.WriteBufferLowWaterMark = (int)_marks.Low;
-            configuration.WriteBufferHighWaterMark = (int)_marks.High;
-        }
+        // The outbound buffer compares against both on this event loop, so it never sees one moved without the other.
+        channel.Configuration.WriteBufferHighWaterMark = (int)_marks.High;
+        channel.Configuration.WriteBufferLowWaterMark = (int)_marks.Low;
     }
 
     /// <summary>Closes the channel at once, telling the receiver <paramref name="reason"/> ended it (<c>null</c>: in order).</summary>

@@ -33,10 +33,11 @@ public sealed record ConnectionSettings
     internal const int DefaultBacklog = 4096;
 
     /// <summary>
-    /// 8: unless set, the high-water mark is this many maximum-size frames (1,024,000 bytes at the default frame size),
-    /// and the low one half of it. A fixed mark would be wrong at one end: below a few frames, one large message
-    /// stops a connection taking writes, and every write after it waits out Akka.Remote's backoff-interval (50 ms)
-    /// to be retried; far above, a stalled peer holds more memory than its traffic needs.
+    /// 8: unless set, the high-water mark starts at this many maximum-size frames (1,024,000 bytes at the default frame
+    /// size) before it follows the connection's rate, and the low one is half of it. A start in frames follows the
+    /// messages: below a few frames, one large message stops a connection taking writes, and every write after it waits
+    /// out Akka.Remote's backoff-interval (50 ms) to be retried; far above, a stalled peer holds more memory than its
+    /// traffic needs.
     /// </summary>
     internal const int DefaultWriteBufferFrames = 8;
 
