@@ -199,9 +199,9 @@ def large():
     first = runs(os.path.basename(folders[0]))
     print("### Large messages, two processes, maximum-frame-size = 2MB on every transport\n")
     print(f'{len(first)} runs, medians; {first[0].get("InFlight")} in flight per client. MB/s counts payload bytes both ways '
-          f'(1 MB = 10^6 bytes); CPU is both processes\' per MB of payload.\n')
-    print("| payload | clients | transport | msgs/s | MB/s | × stock | CPU ms per MB | CPU × stock |")
-    print("|---:|---:|---|---:|---:|---:|---:|---:|")
+          f'(1 MB = 10^6 bytes); CPU is both processes\' per MB of payload, allocated both processes\' per message.\n')
+    print("| payload | clients | transport | msgs/s | MB/s | × stock | CPU ms per MB | CPU × stock | allocated MB per message |")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|")
     for folder in folders:
         data = runs(os.path.basename(folder))
         payload = data[0]["Payload"]
@@ -212,7 +212,8 @@ def large():
                 mine = rows[(t, clients)]
                 rate = st.median(r["MsgsPerSec"] for r in mine)
                 print(f'| {payload // 1024:,} KiB | {clients} | {t} | {rate:,.0f} | {rate * payload / 1e6:,.0f} | {ratio(mine, stock, "MsgsPerSec")} | '
-                      f'{st.median(r["CpuUsPerMessage"] for r in mine) / payload * 1e3:.1f} | {ratio(mine, stock, "CpuUsPerMessage")} |')
+                      f'{st.median(r["CpuUsPerMessage"] for r in mine) / payload * 1e3:.1f} | {ratio(mine, stock, "CpuUsPerMessage")} | '
+                      f'{st.median(r["AllocatedBytesPerMessage"] for r in mine) / 1e6:.2f} |')
     print()
 
 
@@ -228,6 +229,7 @@ def large_marks():
     print("|---|---|---:|---:|---:|---:|---:|")
     for folder in folders:
         mark = folder.rsplit("large-marks-", 1)[1]
+        mark = "unset (following the rate)" if mark == "default" else mark
         rows = rows_of(runs(os.path.basename(folder)))
         stock = rows.get(("stock", 5), [])
         for t in (t for t in TRANSPORTS if (t, 5) in rows):
