@@ -45,7 +45,18 @@ internal sealed class DotNettyConnector
         async Task<ITransportConnection> ConnectAndHandshakeAsync()
         {
             await bootstrap.ConnectAsync(endpoint).ConfigureAwait(false);
-            await connection!.Ready.ConfigureAwait(false);
+            try
+            {
+                await connection!.Ready.ConfigureAwait(false);
+            }
+            catch (IOException closed) when (settings.Tls is not null && Refusal(closed) is null)
+            {
+                // Connected, then closed before the handshake completed: the peer ended it. A peer that refuses this
+                // node's protocol versions sends its alert and closes, and DotNetty's TlsHandler may see the close
+                // before it has read the alert; either way the handshake failed, and says so.
+                throw new AuthenticationException("the peer closed the connection during the handshake (it may not accept this node's TLS protocol versions or certificate)", closed);
+            }
+
             return connection;
         }
 
