@@ -1,4 +1,5 @@
 using System.Net;
+using System.Net.Sockets;
 using System.Security.Authentication;
 using System.Threading.Channels;
 using FlushBatching.Akka.Tests.Support;
@@ -173,6 +174,29 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
         // dropped set-up either way, never the connect bound.
         Assert.IsType<IOException>(rejected);
         Assert.DoesNotContain(SettingKeys.ConnectTimeout, rejected.Message);
+    }
+
+    [Fact]
+    public async Task A_server_that_closes_during_the_TLS_handshake_fails_the_connect_as_a_handshake_refusal()
+    {
+        // A peer that reads the client's hello and closes, as one refusing this node's TLS versions does after its
+        // alert: a client may see only the close (DotNetty's TlsHandler can, and SslStream does when no alert came),
+        // and the connect still says the handshake failed.
+        using var listener = new TcpListener(IPAddress.Loopback, 0);
+        listener.Start();
+        var closing = Task.Run(async () =>
+        {
+            using var peer = await listener.AcceptSocketAsync();
+            await peer.ReceiveAsync(new byte[4096]);
+            peer.Shutdown(SocketShutdown.Both);
+        });
+        using var certificate = new SelfSignedCertificate();
+        var settings = ConnectionSettings.Default.WithTls(TlsSettings.FromPfxFile(certificate.PfxPath, SelfSignedCertificate.Password).WithSuppressValidation(true));
+
+        var refused = await Assert.ThrowsAsync<AuthenticationException>(() => Stack(settings).ConnectAsync((IPEndPoint)listener.LocalEndpoint, settings).WaitAsync(Timeout));
+        Assert.StartsWith("The TLS handshake with ", refused.Message);
+        Assert.Contains("closed the connection during the handshake", refused.Message);
+        await closing.WaitAsync(Timeout);
     }
 
     [Fact]

@@ -1,6 +1,4 @@
 using System.Net;
-using System.Net.Sockets;
-using System.Security.Authentication;
 using System.Threading.Channels;
 using FlushBatching.Diagnostics;
 using FlushBatching.Framing;
@@ -17,28 +15,6 @@ namespace FlushBatching.Akka.Tests;
 /// <summary>The stack suite on DotNetty, and what only this stack's event loops can get wrong.</summary>
 public sealed class DotNettyConnectionStackTests(ITestOutputHelper output) : ConnectionStackSuite(output)
 {
-    [Fact]
-    public async Task A_server_that_closes_during_the_TLS_handshake_fails_the_connect_as_a_handshake_refusal()
-    {
-        // A peer that reads the client's hello and closes, as one refusing this node's TLS versions does after its
-        // alert: DotNetty's TlsHandler may see only the close, and the connect still says the handshake failed.
-        using var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        var closing = Task.Run(async () =>
-        {
-            using var peer = await listener.AcceptSocketAsync();
-            await peer.ReceiveAsync(new byte[4096]);
-            peer.Shutdown(SocketShutdown.Both);
-        });
-        using var certificate = new SelfSignedCertificate();
-        var settings = ConnectionSettings.Default.WithTls(TlsSettings.FromPfxFile(certificate.PfxPath, SelfSignedCertificate.Password).WithSuppressValidation(true));
-
-        var refused = await Assert.ThrowsAsync<AuthenticationException>(() => Stack(settings).ConnectAsync((IPEndPoint)listener.LocalEndpoint, settings).WaitAsync(Timeout));
-        Assert.StartsWith("The TLS handshake with ", refused.Message);
-        Assert.Contains("closed the connection during the handshake", refused.Message);
-        await closing.WaitAsync(Timeout);
-    }
-
     [Fact]
     public async Task Writes_the_event_loop_has_not_taken_yet_count_toward_the_high_water_mark()
     {

@@ -51,10 +51,9 @@ internal sealed class DotNettyConnector
             }
             catch (IOException closed) when (settings.Tls is not null && Refusal(closed) is null)
             {
-                // Connected, then closed before the handshake completed: the peer ended it. A peer that refuses this
-                // node's protocol versions sends its alert and closes, and DotNetty's TlsHandler may see the close
-                // before it has read the alert; either way the handshake failed, and says so.
-                throw new AuthenticationException("the peer closed the connection during the handshake (it may not accept this node's TLS protocol versions or certificate)", closed);
+                // Connected, then closed before the handshake completed: the peer ended it. DotNetty's TlsHandler may see
+                // the close of a refusing peer before it has read the alert.
+                throw new AuthenticationException(TlsHandshake.PeerClosedDuringHandshake, closed);
             }
 
             return connection;

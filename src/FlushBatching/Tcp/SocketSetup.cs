@@ -9,7 +9,10 @@ namespace FlushBatching.Tcp;
 internal static class SocketSetup
 {
     /// <summary>Makes the connection's transport: the socket itself, or a TLS stream after the handshake.</summary>
-    /// <exception cref="AuthenticationException">The handshake failed; when a certificate was refused, the message says why.</exception>
+    /// <exception cref="AuthenticationException">
+    /// The handshake failed; when a certificate was refused, the message says why, and a client whose server closed the
+    /// connection before the handshake completed is told that.
+    /// </exception>
     public static async Task<ConnectionIo> CreateIoAsync(Socket socket, ConnectionSettings settings, string? serverName, CancellationToken cancellationToken)
     {
         var tls = settings.Tls;
@@ -38,6 +41,13 @@ internal static class SocketSetup
             }
 
             throw explained;
+        }
+        catch (IOException closed) when (serverName is not null)
+        {
+            // SslStream reads a refusing server's alert when it arrives before the close, but a server that closes
+            // first (or resets) ends the handshake with an IOException: still a failed handshake, said as one.
+            await stream.DisposeAsync().ConfigureAwait(false);
+            throw new AuthenticationException(TlsHandshake.PeerClosedDuringHandshake, closed);
         }
         catch
         {

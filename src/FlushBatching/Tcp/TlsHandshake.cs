@@ -11,6 +11,14 @@ namespace FlushBatching.Tcp;
 /// </summary>
 internal static class TlsHandshake
 {
+    /// <summary>
+    /// Why a client's handshake failed when the server closed the connection before it completed. A server that refuses
+    /// this node's protocol versions or certificate sends its alert and closes, and the client may see only the close;
+    /// either way the handshake failed, and both stacks say so in these words.
+    /// </summary>
+    public const string PeerClosedDuringHandshake =
+        "the peer closed the connection during the handshake (it may not accept this node's TLS protocol versions or certificate)";
+
     /// <param name="tls">The listener's TLS settings, with its certificate.</param>
     /// <param name="judge">Judges a client's certificate when one is required.</param>
     /// <param name="peer">Names the peer in a refusal; read only when a certificate is judged.</param>
