@@ -131,11 +131,12 @@ root.SetAction(async (parse, _) =>
     using var certificate = parse.GetValue(tlsOption) ? new SelfSignedCertificate() : null;
     try
     {
-        section = TransportSection.Section(parse.GetValue(setOption) ?? []);
         if (parse.GetValue(frameSizeOption) is { } frameSize)
         {
             shared = TransportSection.Section([$"maximum-frame-size={frameSize}"]);
         }
+
+        section = TransportSection.Section(parse.GetValue(setOption) ?? [], shared);
 
         if (certificate is not null)
         {
@@ -147,7 +148,8 @@ root.SetAction(async (parse, _) =>
             grid = TransportSection.Grid(
                 parse.GetValue(sweepWritesOption) is { Length: > 0 } w ? w : ["10", "30", "100"],
                 parse.GetValue(sweepBytesOption) is { Length: > 0 } b ? b : ["16k", "64k"],
-                parse.GetValue(sweepIntervalOption) is { Length: > 0 } i ? i : ["40ms"]);
+                parse.GetValue(sweepIntervalOption) is { Length: > 0 } i ? i : ["40ms"],
+                shared);
         }
     }
     catch (Exception e) when (e is InvalidSettingException or FormatException)

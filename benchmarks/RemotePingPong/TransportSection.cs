@@ -6,7 +6,10 @@ namespace RemotePingPong;
 /// <summary>The transport section the command line's <c>--set</c> values make, checked as a node would check it, and the sweep's grid.</summary>
 internal static class TransportSection
 {
-    public static string Section(IEnumerable<string> assignments)
+    /// <param name="assignments">The <c>key=value</c> lines.</param>
+    /// <param name="beside">Lines the node gets too (<c>--maximum-frame-size</c>), checked with these: a high-water
+    /// mark is checked against the frame size the node will have, not the default.</param>
+    public static string Section(IEnumerable<string> assignments, string beside = "")
     {
         var lines = new List<string>();
         foreach (var assignment in assignments)
@@ -21,18 +24,19 @@ internal static class TransportSection
         }
 
         var section = string.Join(Environment.NewLine, lines);
-        FlushBatchingTransport.Validate(ConfigurationFactory.ParseString(section)); // a bad value fails here, naming the key
+        // A bad value fails here, naming the key.
+        FlushBatchingTransport.Validate(ConfigurationFactory.ParseString(section + Environment.NewLine + beside));
         return section;
     }
 
-    public static List<(string Writes, string Bytes, string Interval)> Grid(string[] writes, string[] bytes, string[] intervals)
+    public static List<(string Writes, string Bytes, string Interval)> Grid(string[] writes, string[] bytes, string[] intervals, string beside)
     {
         var grid = (from w in writes from b in bytes from i in intervals select (w, b, i)).ToList();
 
         // Check every value before running anything: a typo fails at once, naming the key.
         foreach (var (w, b, i) in grid)
         {
-            Section([$"batching.max-pending-writes={w}", $"batching.max-pending-bytes={b}", $"batching.flush-interval={i}"]);
+            Section([$"batching.max-pending-writes={w}", $"batching.max-pending-bytes={b}", $"batching.flush-interval={i}"], beside);
         }
 
         return grid;
