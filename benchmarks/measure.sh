@@ -4,9 +4,9 @@
 #
 #   benchmarks/measure.sh [OUT]        REPEAT=3 by default: runs per benchmark, interleaved, medians reported
 #
-# With REPEAT=2 it took 1.5 hours on 2 cores (2026-11-27: the open loop about 20 minutes, the BenchmarkDotNet suites
-# about 10), warm-ups included: each RemotePingPong process warms up until the JIT is quiet. REPEAT=3 takes about half
-# as long again. Run it on a quiet machine: nothing else building or testing.
+# With REPEAT=2 it took about 1 hour 40 minutes on 2 cores (2026-11-27 at c211fbc: the open loop about 20 minutes,
+# the BenchmarkDotNet suites about 15), warm-ups included: each RemotePingPong process warms up until the JIT is quiet.
+# REPEAT=3 takes about half as long again. Run it on a quiet machine: nothing else building or testing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/benchmarks/results/current}
@@ -70,8 +70,12 @@ done
 # BenchmarkDotNet: the core's parts and the Akka transports through the SPI.
 dotnet run -c Release --project benchmarks/FlushBatching.Benchmarks -- --filter '*' --job short \
   --artifacts "$out/bdn-core" >"$out/bdn-core.txt" 2>&1
-dotnet run -c Release --project benchmarks/FlushBatching.Akka.Benchmarks -- --filter '*' --job short \
+dotnet run -c Release --project benchmarks/FlushBatching.Akka.Benchmarks -- --filter '*AssociationWrite*' --job short \
   --artifacts "$out/bdn-akka" >"$out/bdn-akka.txt" 2>&1
+# A request's time differs between transports by tens of microseconds, within a ShortRun's error: a MediumRun (2
+# launches of 15 iterations) narrows it.
+dotnet run -c Release --project benchmarks/FlushBatching.Akka.Benchmarks -- --filter '*ShardedRequest*' --job medium \
+  --artifacts "$out/bdn-sharded" >"$out/bdn-sharded.txt" 2>&1
 
 # The reports' Markdown and CSV are kept; their HTML copies and BenchmarkDotNet's logs (the .txt above) are not.
 find "$out" -name '*.html' -delete

@@ -185,7 +185,7 @@ def many_peers():
             rs = rows[(t, peers)]
             per = lambda now, before: st.median((r[now] - r[before]) * 1024 / peers for r in rs)
             print(f'| {peers} | {t} | {st.median(r["WorkingSetMb"] for r in rs):.0f} | {per("WorkingSetMb", "BaselineWorkingSetMb"):,.0f} | '
-                  f'{per("LiveHeapMb", "BaselineLiveHeapMb"):,.0f} | {st.median(r["Threads"] - r["BaselineThreads"] for r in rs):.0f} | '
+                  f'{per("LiveHeapMb", "BaselineLiveHeapMb"):,.0f} | {round(st.median(r["Threads"] - r["BaselineThreads"] for r in rs))} | '
                   f'{st.median(r["OpenFiles"] - r["BaselineOpenFiles"] for r in rs):.0f} | {st.median(r["CpuPercentOfCore"] for r in rs):.1f} | '
                   f'{st.median(r["RttP50Us"] for r in rs) / 1000:.1f} / {st.median(r["RttP99Us"] for r in rs) / 1000:.1f} |')
     print()
@@ -219,7 +219,9 @@ def large():
 
 def large_marks():
     """benchmarks/large-marks.sh: 1 MB with 5 clients at each high-water mark, stock beside each (docs/tuning.md)."""
-    folders = sorted(f for f in glob.glob(os.path.join(out, "large-marks-*")) if os.path.isdir(f))
+    # The unset mark first, as users leave it; the fixed marks after it, by name.
+    folders = sorted((f for f in glob.glob(os.path.join(out, "large-marks-*")) if os.path.isdir(f)),
+                     key=lambda f: (not f.endswith("-default"), f))
     if not folders:
         return
     print("### Large messages and the high-water mark: 1 MB, 5 clients, 10 in flight each, two processes\n")
@@ -284,7 +286,7 @@ def bdn(report, title, note=""):
     micros = lambda text: float(text.split()[0].replace(",", "")) * UNITS[text.split()[1]]
     key = lambda row: tuple(row[p] for p in params if p != "Transport")
     stock = {key(r): micros(r["Mean"]) for r in rows if r.get("Transport") == "stock"}
-    print(f"### {title}\n")
+    print(f"### {title} (BenchmarkDotNet {rows[0]['Job']})\n")
     if note:
         print(f"{note}\n")
     print("| " + " | ".join(params) + " | mean µs | error µs | × stock | allocated |")
@@ -327,11 +329,12 @@ large()
 large_marks()
 if ran("many-peers"):
     many_peers()
-for report in sorted(glob.glob(os.path.join(out, "bdn-akka", "results", "*-report.csv"))):
-    bdn(report, os.path.basename(report).replace("-report.csv", "").rsplit(".", 1)[1] + ", per message (BenchmarkDotNet ShortRun)",
+for report in sorted(glob.glob(os.path.join(out, "bdn-akka", "results", "*-report.csv")) +
+                     glob.glob(os.path.join(out, "bdn-sharded", "results", "*-report.csv"))):
+    bdn(report, os.path.basename(report).replace("-report.csv", "").rsplit(".", 1)[1] + ", per message",
         "Mean and error per operation as BenchmarkDotNet reports them (OperationsPerInvoke: per message or per request); "
         "× stock: the mean over stock's with the same other parameters.")
-for name in ("bdn-core", "bdn-akka"):
+for name in ("bdn-core", "bdn-akka", "bdn-sharded"):
     for report in sorted(glob.glob(os.path.join(out, name, "results", "*-report-github.md"))):
         print(f"### {os.path.basename(report).replace('-report-github.md', '')}\n")
         print(open(report).read())
