@@ -21,8 +21,8 @@ namespace FlushBatching.Akka;
 /// is held by the tail.
 /// </para>
 /// <para>
-/// Work goes to the event loop only while it is not shutting down: DotNetty 0.7.6 takes work after its loop has stopped
-/// and never runs it, so a loop shutting down is treated as a closed channel. A close is graceful within
+/// Work goes to the event loop only while it is not shutting down: a loop shuts down only when the transport stops, after
+/// it closed its channels, so a loop shutting down is treated as a closed channel. A close is graceful within
 /// <see cref="ConnectionSettings.CloseTimeout"/>, then aborted, as the core's connections close.
 /// </para>
 /// </remarks>

@@ -7,8 +7,10 @@ namespace FlushBatching.Akka;
 /// <summary>
 /// DotNetty as an <see cref="IConnectionStack"/>: a <see cref="DotNettyListener"/> and a <see cref="DotNettyConnector"/>
 /// whose channels <see cref="DotNettyPipeline"/> builds, and the stop of everything they opened. Accepted channels run
-/// on a group sized by <c>server-socket-worker-pool</c>, outbound ones on a group sized by
-/// <c>client-socket-worker-pool</c>, as stock's.
+/// on a group of <see cref="ThreadPoolEventLoop"/>s sized by <c>server-socket-worker-pool</c>, outbound ones on a group
+/// sized by <c>client-socket-worker-pool</c>: as stock's, each loop runs its channels' work one task at a time, so the
+/// sizes bound how many connections do I/O at once; unlike stock's, the loops borrow the .NET thread pool's threads
+/// rather than keeping threads of their own.
 /// </summary>
 internal sealed class DotNettyConnectionStack : IConnectionStack
 {
@@ -24,8 +26,8 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
 
     public DotNettyConnectionStack(ConnectionSettings settings, int serverEventLoops, int clientEventLoops)
     {
-        _serverGroup = new MultithreadEventLoopGroup(serverEventLoops);
-        _clientGroup = new MultithreadEventLoopGroup(clientEventLoops);
+        _serverGroup = new MultithreadEventLoopGroup(static group => new ThreadPoolEventLoop(group), serverEventLoops);
+        _clientGroup = new MultithreadEventLoopGroup(static group => new ThreadPoolEventLoop(group), clientEventLoops);
         _listener = new DotNettyListener(settings, _serverGroup, KeepOrClose, StepBound);
         _connector = new DotNettyConnector(_clientGroup, KeepOrClose);
     }

@@ -49,10 +49,10 @@ internal sealed class DotNettyConnector
             {
                 await connection!.Ready.ConfigureAwait(false);
             }
-            catch (IOException closed) when (settings.Tls is not null && Refusal(closed) is null)
+            catch (Exception e) when (settings.Tls is not null && Refusal(e) is null && Wrapped<IOException>(e) is { } closed)
             {
                 // Connected, then closed before the handshake completed: the peer ended it. DotNetty's TlsHandler may see
-                // the close of a refusing peer before it has read the alert.
+                // the close of a refusing peer before it has read the alert, and reports it bare or wrapped.
                 throw new AuthenticationException(TlsHandshake.PeerClosedDuringHandshake, closed);
             }
 
@@ -98,13 +98,16 @@ internal sealed class DotNettyConnector
     }
 
     // The handshake's own refusal, however deep DotNetty wrapped it.
-    private static AuthenticationException? Refusal(Exception? e)
+    private static AuthenticationException? Refusal(Exception? e) => Wrapped<AuthenticationException>(e);
+
+    private static T? Wrapped<T>(Exception? e)
+        where T : Exception
     {
         for (; e is not null; e = e.InnerException)
         {
-            if (e is AuthenticationException refused)
+            if (e is T found)
             {
-                return refused;
+                return found;
             }
         }
 
