@@ -125,17 +125,19 @@ public sealed class ThreadPoolEventLoopTests : IAsyncLifetime
     }
 
     [Fact]
-    public async Task A_shutdown_cancels_what_is_scheduled_and_ends_while_tasks_queued_after_it_still_run()
+    public async Task A_shutdown_cancels_what_is_scheduled_then_and_after_and_ends_while_tasks_queued_after_it_still_run()
     {
         var scheduled = Loop.Schedule(() => { }, TimeSpan.FromMinutes(10));
 
         await _group.ShutdownGracefullyAsync(TimeSpan.Zero, Timeout).WaitAsync(Timeout);
         var after = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         Loop.Execute(() => after.TrySetResult());
+        var scheduledAfter = Loop.Schedule(() => { }, TimeSpan.FromMinutes(10));
 
         Assert.True(Loop.IsShuttingDown);
         Assert.True(Loop.IsTerminated);
         Assert.True(scheduled.Completion.IsCanceled);
         await after.Task.WaitAsync(Timeout);
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => scheduledAfter.Completion.WaitAsync(Timeout));
     }
 }

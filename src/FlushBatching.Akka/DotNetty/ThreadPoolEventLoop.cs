@@ -131,12 +131,19 @@ internal sealed class ThreadPoolEventLoop : AbstractScheduledEventExecutor, IEve
         }
     }
 
-    // After a turn: the timer queues a turn when the earliest scheduled task is due, unless it already will.
+    // After a turn: the timer queues a turn when the earliest scheduled task is due, unless it already will. Once
+    // terminated there is no timer: what was scheduled since is cancelled, as the termination cancelled the rest.
     private void SetTimer()
     {
         var next = PeekScheduledTask();
-        if (next is null || IsTerminated)
+        if (next is null)
         {
+            return;
+        }
+
+        if (IsTerminated)
+        {
+            CancelScheduledTasks();
             return;
         }
 
