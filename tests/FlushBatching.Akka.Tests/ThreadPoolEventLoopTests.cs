@@ -149,7 +149,7 @@ public sealed class ThreadPoolEventLoopTests : IAsyncLifetime
         Loop.Execute(() =>
         {
             held.TrySetResult();
-            release.Wait(Timeout);
+            release.Wait(Timeout * 2); // past the wait below: only the bound can end the shutdown in time
         });
         await held.Task.WaitAsync(Timeout);
 
