@@ -149,7 +149,7 @@ public sealed class ThreadPoolEventLoopTests : IAsyncLifetime
         Loop.Execute(() =>
         {
             held.TrySetResult();
-            release.Wait(Timeout * 2); // past the wait below: only the bound can end the shutdown in time
+            release.Wait(Timeout);
         });
         await held.Task.WaitAsync(Timeout);
 
