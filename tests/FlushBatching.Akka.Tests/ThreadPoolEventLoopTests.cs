@@ -140,23 +140,4 @@ public sealed class ThreadPoolEventLoopTests : IAsyncLifetime
         await after.Task.WaitAsync(Timeout);
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => scheduledAfter.Completion.WaitAsync(Timeout));
     }
-
-    [Fact]
-    public async Task A_loop_held_by_a_task_that_does_not_return_terminates_at_the_shutdowns_bound()
-    {
-        using var release = new ManualResetEventSlim();
-        var held = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        Loop.Execute(() =>
-        {
-            held.TrySetResult();
-            release.Wait(Timeout);
-        });
-        await held.Task.WaitAsync(Timeout);
-
-        var terminating = _group.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromMilliseconds(200));
-        await terminating.WaitAsync(Timeout);
-        release.Set();
-
-        Assert.True(Loop.IsTerminated);
-    }
 }

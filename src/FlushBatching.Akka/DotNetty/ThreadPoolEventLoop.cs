@@ -82,19 +82,12 @@ internal sealed class ThreadPoolEventLoop : AbstractScheduledEventExecutor, IEve
         }
     }
 
-    /// <summary>
-    /// Cancels the scheduled tasks and completes the termination, in a turn: what was queued before runs first. A loop
-    /// held past <paramref name="timeout"/> by a task that does not return counts as terminated then all the same, as
-    /// DotNetty's own loop stops at its timeout: the thread is the pool's, and only that task can give it back.
-    /// </summary>
+    /// <summary>Cancels the scheduled tasks and completes the termination, in a turn: what was queued before runs first.</summary>
     public override Task ShutdownGracefullyAsync(TimeSpan quietPeriod, TimeSpan timeout)
     {
         if (Interlocked.CompareExchange(ref _state, ShuttingDown, Running) == Running)
         {
             Execute(static state => ((ThreadPoolEventLoop)state).Terminate(), this);
-            _ = Task.Delay(timeout).ContinueWith(
-                static (_, state) => ((ThreadPoolEventLoop)state!).MarkTerminated(), this, CancellationToken.None,
-                TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
         }
 
         return TerminationCompletion;
@@ -176,11 +169,6 @@ internal sealed class ThreadPoolEventLoop : AbstractScheduledEventExecutor, IEve
     {
         CancelScheduledTasks();
         _timer.Dispose();
-        MarkTerminated();
-    }
-
-    private void MarkTerminated()
-    {
         Volatile.Write(ref _state, Terminated);
         _termination.TrySetResult();
     }
