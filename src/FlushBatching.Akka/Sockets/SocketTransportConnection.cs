@@ -24,11 +24,8 @@ internal sealed class SocketTransportConnection : ITransportConnection, IFrameHa
 
     public Task Completion => _connection.Completion;
 
-    /// <summary>
-    /// Copies a small <paramref name="payload"/> once, into the connection's pooled frame buffer; a large one is sent
-    /// from the <see cref="ByteString"/>'s own array, which never changes.
-    /// </summary>
-    public bool TryWrite(ByteString payload) => _connection.TryWriteImmutable(payload.Memory);
+    /// <summary>Copies <paramref name="payload"/> once, into the connection's pooled frame buffer.</summary>
+    public bool TryWrite(ByteString payload) => _connection.TryWrite(payload.Span);
 
     public void StartReading(IPayloadReceiver receiver)
     {

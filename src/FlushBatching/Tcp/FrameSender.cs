@@ -15,7 +15,7 @@ internal sealed class FrameSender
     private readonly ConnectionSettings _settings;
     private readonly FlushPolicy _policy;
     private readonly SendSignal _signal = new();
-    private readonly List<OutboundFrame> _batch = [];
+    private readonly List<ArraySegment<byte>> _batch = [];
     private readonly List<ArraySegment<byte>> _sendList = [];
 
     // When the oldest frame of the batch was written (its take's first frame): the send's queue delay.
@@ -88,7 +88,7 @@ internal sealed class FrameSender
     }
 
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
-    private async ValueTask GatherAsync(List<OutboundFrame> frames)
+    private async ValueTask GatherAsync(List<ArraySegment<byte>> frames)
     {
         for (var i = 0; i < frames.Count; i++)
         {
@@ -102,7 +102,7 @@ internal sealed class FrameSender
             }
 
             _batch.Add(frame);
-            var reason = _policy.OnWrite(frame.Length);
+            var reason = _policy.OnWrite(frame.Count);
             if (reason != FlushReason.None)
             {
                 await FlushAsync(reason).ConfigureAwait(false);
@@ -122,33 +122,24 @@ internal sealed class FrameSender
         _settings.Metrics.RecordSend(frames, bytes, reason, _batchSince, _settings.TimeProvider);
 
         // Frames written one after another sit side by side in a chunk: one segment each run, so a batch is
-        // usually a single-buffer send. A frame with a body of its own adds that body as a segment.
+        // usually a single-buffer send.
         foreach (var frame in _batch)
         {
-            Append(frame.Head);
-            if (frame.Body.Count > 0)
+            var last = _sendList.Count - 1;
+            if (last >= 0 && _sendList[last].Array == frame.Array && _sendList[last].Offset + _sendList[last].Count == frame.Offset)
             {
-                _sendList.Add(frame.Body);
+                _sendList[last] = new ArraySegment<byte>(frame.Array!, _sendList[last].Offset, _sendList[last].Count + frame.Count);
+            }
+            else
+            {
+                _sendList.Add(frame);
             }
         }
 
         await _io.SendAsync(_sendList, bytes).ConfigureAwait(false);
-        _policy.OnFlushed();
-        _sendList.Clear();
-        _queue.OnSent(_batch, bytes);
         _batch.Clear();
-    }
-
-    private void Append(ArraySegment<byte> segment)
-    {
-        var last = _sendList.Count - 1;
-        if (last >= 0 && _sendList[last].Array == segment.Array && _sendList[last].Offset + _sendList[last].Count == segment.Offset)
-        {
-            _sendList[last] = new ArraySegment<byte>(segment.Array!, _sendList[last].Offset, _sendList[last].Count + segment.Count);
-        }
-        else
-        {
-            _sendList.Add(segment);
-        }
+        _policy.OnFlushed();
+        _queue.OnSent(_sendList, bytes);
+        _sendList.Clear();
     }
 }

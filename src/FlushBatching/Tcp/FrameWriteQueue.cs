@@ -1,5 +1,4 @@
 using System.Buffers;
-using System.Runtime.InteropServices;
 using FlushBatching.Framing;
 
 namespace FlushBatching.Tcp;
@@ -11,9 +10,7 @@ namespace FlushBatching.Tcp;
 /// <remarks>
 /// Each frame (prefix and payload together, one copy of the payload) is appended to the current pooled chunk under a
 /// short lock. Only a write that finds the send loop parked asks for a wake-up, so a burst costs one wake-up and no
-/// allocation. Frames fill chunks strictly in order, so the send loop returns a chunk once it has sent past it. A
-/// large payload the caller never changes (<see cref="TryWriteImmutable"/>) is not copied: only its prefix goes in the
-/// chunk, and the send goes from the caller's array.
+/// allocation. Frames fill chunks strictly in order, so the send loop returns a chunk once it has sent past it.
 /// </remarks>
 internal sealed class FrameWriteQueue
 {
@@ -21,18 +18,14 @@ internal sealed class FrameWriteQueue
     // out at once, so the pool serves them from its caches, where one buffer per frame would miss under load.
     internal const int ChunkSize = 32 * 1024;
 
-    // An immutable payload this large is sent from the caller's array: copied, it would need a buffer of its own, and
-    // a copy of a chunk or more costs more than one more segment in the gathered send.
-    internal const int UncopiedFrom = ChunkSize;
-
     private readonly ConnectionSettings _settings;
     private readonly ArrayPool<byte> _pool;
     private readonly WriteBufferMarks _marks;
     private readonly object _lock = new();
 
     // Guarded by _lock.
-    private List<OutboundFrame> _queue = [];
-    private List<OutboundFrame> _taken = [];
+    private List<ArraySegment<byte>> _queue = [];
+    private List<ArraySegment<byte>> _taken = [];
     private long _unsentBytes;
     private long _sentBytes;
     private bool _parked;
@@ -103,24 +96,10 @@ internal sealed class FrameWriteQueue
         }
     }
 
-    /// <summary>Queues one frame carrying a copy of <paramref name="payload"/>, or refuses it above the high-water mark or once closing.</summary>
+    /// <summary>Queues one frame carrying <paramref name="payload"/>, or refuses it above the high-water mark or once closing.</summary>
     /// <param name="payload">The payload; the caller has checked that it fits in a frame.</param>
     /// <param name="wake">Whether the send loop is parked and must be woken.</param>
-    public bool TryWrite(ReadOnlySpan<byte> payload, out bool wake) => TryEnqueue(payload, default, out wake);
-
-    /// <summary>
-    /// As <see cref="TryWrite"/>, for a payload whose bytes never change: from <see cref="UncopiedFrom"/> bytes it is
-    /// sent from where it lies, not copied.
-    /// </summary>
-    /// <param name="payload">The payload; the caller has checked that it fits in a frame, and never writes to it.</param>
-    /// <param name="wake">Whether the send loop is parked and must be woken.</param>
-    public bool TryWriteImmutable(ReadOnlyMemory<byte> payload, out bool wake) =>
-        payload.Length >= UncopiedFrom && MemoryMarshal.TryGetArray(payload, out var body)
-            ? TryEnqueue(default, body, out wake)
-            : TryEnqueue(payload.Span, default, out wake);
-
-    // One frame: `copied` goes into the chunk behind the prefix, `body` (when not empty) is sent from where it lies.
-    private bool TryEnqueue(ReadOnlySpan<byte> copied, ArraySegment<byte> body, out bool wake)
+    public bool TryWrite(ReadOnlySpan<byte> payload, out bool wake)
     {
         wake = false;
         if (!_writable)
@@ -128,8 +107,7 @@ internal sealed class FrameWriteQueue
             return Refuse();
         }
 
-        var payloadLength = copied.Length + body.Count;
-        var length = payloadLength + FramingSettings.HeaderLength;
+        var length = payload.Length + FramingSettings.HeaderLength;
         lock (_lock)
         {
             if (!_writable)
@@ -142,10 +120,10 @@ internal sealed class FrameWriteQueue
                 _busySince = _settings.Metrics.QueueDelayStart(_settings.TimeProvider);
             }
 
-            var head = Reserve(FramingSettings.HeaderLength + copied.Length);
-            FrameEncoder.WriteHeader(head, payloadLength, _settings.Framing.ByteOrder);
-            copied.CopyTo(head.AsSpan(FramingSettings.HeaderLength));
-            _queue.Add(new OutboundFrame(head, body));
+            var frame = Reserve(length);
+            FrameEncoder.WriteHeader(frame, payload.Length, _settings.Framing.ByteOrder);
+            payload.CopyTo(frame.AsSpan(FramingSettings.HeaderLength));
+            _queue.Add(frame);
             _unsentBytes += length;
             if (_unsentBytes > _marks.High)
             {
@@ -217,7 +195,7 @@ internal sealed class FrameWriteQueue
     /// <param name="holding">Whether the send loop holds frames not yet flushed.</param>
     /// <param name="signal">The send loop's wake-up.</param>
     /// <param name="frames">The frames taken, with <see cref="Next.Send"/>; the send loop clears the list when done.</param>
-    public Next Take(bool holding, SendSignal signal, out List<OutboundFrame> frames)
+    public Next Take(bool holding, SendSignal signal, out List<ArraySegment<byte>> frames)
     {
         lock (_lock)
         {
@@ -255,11 +233,11 @@ internal sealed class FrameWriteQueue
     }
 
     /// <summary>Send loop only: <paramref name="sent"/> (of <paramref name="bytes"/> bytes) is on the wire.</summary>
-    public void OnSent(List<OutboundFrame> sent, long bytes)
+    public void OnSent(List<ArraySegment<byte>> sent, long bytes)
     {
-        foreach (var frame in sent)
+        foreach (var segment in sent)
         {
-            MovePastChunk(frame.Head.Array!);
+            MovePastChunk(segment.Array!);
         }
 
         TaskCompletionSource? waiter = null;
@@ -281,7 +259,7 @@ internal sealed class FrameWriteQueue
 
     /// <summary>Once the send loop ends: closes the queue and returns every chunk still held, each once.</summary>
     /// <param name="held">The frames the send loop held unsent.</param>
-    public void ReleaseAll(List<OutboundFrame> held)
+    public void ReleaseAll(List<ArraySegment<byte>> held)
     {
         TaskCompletionSource? waiter;
         lock (_lock)
@@ -328,19 +306,18 @@ internal sealed class FrameWriteQueue
         return frame;
     }
 
-    private void MovePast(List<OutboundFrame> frames)
+    private void MovePast(List<ArraySegment<byte>> frames)
     {
         foreach (var frame in frames)
         {
-            if (frame.Head.Array is not null)
+            if (frame.Array is not null)
             {
-                MovePastChunk(frame.Head.Array);
+                MovePastChunk(frame.Array);
             }
         }
     }
 
-    // `chunk` holds the next frame's head in write order: reaching a new chunk means the one before is done with. A
-    // frame's body, when it has one, is the caller's and never returned.
+    // `chunk` holds the next frame in write order: reaching a new chunk means the one before is done with.
     private void MovePastChunk(byte[] chunk)
     {
         if (chunk != _sentChunk)

@@ -90,28 +90,17 @@ public sealed class FramedConnection : IAsyncDisposable
     public bool TryWrite(ReadOnlySpan<byte> payload)
     {
         FrameEncoder.EnsurePayloadFits(payload.Length, Settings.Framing);
-        return Woken(_queue.TryWrite(payload, out var wake), wake);
-    }
+        if (!_queue.TryWrite(payload, out var wake))
+        {
+            return false;
+        }
 
-    /// <summary>
-    /// As <see cref="TryWrite"/>, for a payload whose bytes never change once written (such as Akka's
-    /// <c>ByteString</c>): a large one is sent from where it lies instead of copied into the connection's buffer.
-    /// </summary>
-    internal bool TryWriteImmutable(ReadOnlyMemory<byte> payload)
-    {
-        FrameEncoder.EnsurePayloadFits(payload.Length, Settings.Framing);
-        return Woken(_queue.TryWriteImmutable(payload, out var wake), wake);
-    }
-
-    // A write that found the send loop parked wakes it (only a queued write can).
-    private bool Woken(bool queued, bool wake)
-    {
         if (wake)
         {
             _sender.Wake();
         }
 
-        return queued;
+        return true;
     }
 
     /// <summary>Completes when <see cref="TryWrite"/> takes writes again, or the connection has ended.</summary>

@@ -68,18 +68,14 @@ internal sealed class RecordingIo : ConnectionIo
         var framesInSend = 0;
         lock (_sends)
         {
-            var start = (int)_sent.Length;
             foreach (var segment in frames)
             {
                 _sent.Write(segment);
                 copied += segment.Count;
-            }
-
-            // A send carries whole frames, and a frame may span segments (a body sent from its own array).
-            var sent = _sent.GetBuffer().AsSpan(start, (int)copied);
-            for (var at = 0; at < sent.Length; framesInSend++)
-            {
-                at += FramingSettings.HeaderLength + BinaryPrimitives.ReadInt32LittleEndian(sent[at..]);
+                for (var at = 0; at < segment.Count; framesInSend++)
+                {
+                    at += FramingSettings.HeaderLength + BinaryPrimitives.ReadInt32LittleEndian(segment.AsSpan(at));
+                }
             }
 
             _sends.Add((frames.Count, framesInSend, bytes));

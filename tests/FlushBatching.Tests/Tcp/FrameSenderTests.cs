@@ -54,22 +54,6 @@ public sealed class FrameSenderTests : IDisposable
     }
 
     [Fact]
-    public async Task A_large_immutable_payload_goes_from_its_own_array_between_the_chunk_runs_of_the_frames_around_it()
-    {
-        var (queue, sender, io) = Create(BatchingSettings.Default.WithMaxPendingBytes(1_000_000));
-        var large = Enumerable.Range(0, FrameWriteQueue.ChunkSize).Select(i => (byte)i).ToArray();
-        queue.TryWrite([1], out _);
-        queue.TryWriteImmutable(large, out _);
-        queue.TryWrite([2], out _);
-
-        await StopAsync(queue, sender, sender.SendToPeerAsync());
-
-        Assert.Equal((3, 3, 5 + 4 + FrameWriteQueue.ChunkSize + 5), Assert.Single(io.Sends));
-        Assert.Equal([1, 0, 0, 0, 1, 0, 0x80, 0, 0, .. large, 1, 0, 0, 0, 2], io.Sent);
-        _pool.AssertAllReturned();
-    }
-
-    [Fact]
     public async Task A_parked_send_loop_sends_nothing_until_its_wake_runs_on_the_send_scheduler()
     {
         var scheduler = new ManualScheduler();

@@ -34,7 +34,7 @@ public sealed class FrameWriteQueueTests
 
         Assert.Equal(FrameWriteQueue.Next.Send, queue.Take(holding: false, _signal, out var frames));
         Assert.Equal([3, 0, 0, 0, 7, 7, 7], frames[0].ToArray());
-        Assert.Equal(0, BinaryPrimitives.ReadInt32LittleEndian(frames[1].Head));
+        Assert.Equal(0, BinaryPrimitives.ReadInt32LittleEndian(frames[1]));
         Assert.Equal(FrameWriteQueue.Next.BurstEnd, queue.Take(holding: true, _signal, out _));
     }
 
@@ -113,7 +113,7 @@ public sealed class FrameWriteQueueTests
 
         queue.Take(holding: false, _signal, out var frames);
         var sent = frames.Take(50).ToList();
-        queue.OnSent(sent, sent.Sum(frame => (long)frame.Length));
+        queue.OnSent(sent, sent.Sum(frame => (long)frame.Count));
         var held = frames.Skip(50).Take(10).ToList();
         for (var i = 0; i < 60; i++)
         {
@@ -165,33 +165,8 @@ public sealed class FrameWriteQueueTests
         Assert.Equal(4, _pool.Rented);
 
         queue.Take(holding: false, _signal, out var frames);
-        Assert.All(frames.Take(11), frame => Assert.Same(frames[0].Head.Array, frame.Head.Array));
-        Assert.Equal(Enumerable.Range(0, 11).Select(i => i * 104), frames.Take(11).Select(frame => frame.Head.Offset));
-    }
-
-    [Fact]
-    public void An_immutable_payload_from_a_chunk_in_size_is_sent_from_its_own_array_and_only_its_prefix_takes_chunk_room()
-    {
-        var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool));
-        var source = new byte[FrameWriteQueue.UncopiedFrom + 2];
-        queue.TryWriteImmutable(new byte[100], out _);
-        queue.TryWriteImmutable(source.AsMemory(1, FrameWriteQueue.UncopiedFrom), out _);
-        queue.TryWriteImmutable(source.AsMemory(1, FrameWriteQueue.UncopiedFrom), out _);
-        Assert.Equal(1, _pool.Rented);
-        queue.TryWriteImmutable(new byte[FrameWriteQueue.UncopiedFrom - 1], out _);
-        Assert.Equal(2, _pool.Rented);
-
-        queue.Take(holding: false, _signal, out var frames);
-        Assert.Equal([(104, 0), (4, FrameWriteQueue.UncopiedFrom), (4, FrameWriteQueue.UncopiedFrom), (FrameWriteQueue.UncopiedFrom + 3, 0)],
-            frames.Select(frame => (frame.Head.Count, frame.Body.Count)));
-        Assert.All(frames.Skip(1).Take(2), frame => Assert.Equal(new ArraySegment<byte>(source, 1, FrameWriteQueue.UncopiedFrom), frame.Body));
-        Assert.Equal(104 + 2 * (4 + FrameWriteQueue.UncopiedFrom) + FrameWriteQueue.UncopiedFrom + 3, queue.UnsentBytes);
-
-        // The caller's array is never the queue's to return: handing back what is held returns the two chunks.
-        var held = frames.ToList();
-        frames.Clear();
-        queue.ReleaseAll(held);
-        _pool.AssertAllReturned();
+        Assert.All(frames.Take(11), frame => Assert.Same(frames[0].Array, frame.Array));
+        Assert.Equal(Enumerable.Range(0, 11).Select(i => i * 104), frames.Take(11).Select(frame => frame.Offset));
     }
 
     [Fact]
@@ -300,7 +275,7 @@ public sealed class FrameWriteQueueTests
 
         Assert.Equal(2, recorder.Observe("flushbatching.buffers.rented"));
         queue.Take(holding: false, _signal, out var frames);
-        queue.OnSent([frames[0], frames[1]], frames[0].Length + frames[1].Length);
+        queue.OnSent([frames[0], frames[1]], frames[0].Count + frames[1].Count);
         Assert.Equal(1, recorder.Observe("flushbatching.buffers.rented"));
         frames.Clear();
         queue.ReleaseAll([]);

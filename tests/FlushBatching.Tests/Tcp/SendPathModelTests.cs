@@ -8,8 +8,8 @@ namespace FlushBatching.Tests.Tcp;
 
 /// <summary>
 /// The whole send side, <see cref="FrameWriteQueue"/> and <see cref="FrameSender"/> with its flush policy, written to
-/// from several threads at once (odd writers with <see cref="FrameWriteQueue.TryWriteImmutable"/>) and sending into a
-/// recording <see cref="ConnectionIo"/> that copies out what each send carries: against each writer's own list, every frame arrives once, in that writer's order, byte for byte, or (after
+/// from several threads at once and sending into a recording <see cref="ConnectionIo"/> that copies out what each send
+/// carries: against each writer's own list, every frame arrives once, in that writer's order, byte for byte, or (after
 /// an abort from yet another thread) a prefix of it does; every pooled chunk goes back once.
 /// </summary>
 public sealed class SendPathModelTests
@@ -40,8 +40,7 @@ public sealed class SendPathModelTests
             {
                 var payload = Payload(writer, seq, sizes[seq]);
                 bool wake;
-                // Odd writers write immutable payloads, so large ones go from their own arrays between chunk runs.
-                while (!(writer % 2 == 0 ? queue.TryWrite(payload, out wake) : queue.TryWriteImmutable(payload, out wake)))
+                while (!queue.TryWrite(payload, out wake))
                 {
                     if (queue.IsCloseRequested || Volatile.Read(ref aborted))
                     {
