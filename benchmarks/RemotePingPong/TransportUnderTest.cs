@@ -22,7 +22,13 @@ internal sealed record TransportUnderTest(string Name, string TransportClass, st
     /// <summary>The ceiling with two (a send loop, a receive loop): the sockets stack's threads without its I/O.</summary>
     public const string CeilingTwoHandOffs = "ceiling-handoff2";
 
-    public static readonly string[] Names = [FlushBatching, FlushBatchingDotNetty, Stock, StockNoBatching, Ceiling, CeilingOneHandOff, CeilingTwoHandOffs];
+    /// <summary>
+    /// The ceiling with each payload delivered as a copy in an array of its own: what any transport that receives from a
+    /// socket pays at least, so with large payloads the most such a transport can reach.
+    /// </summary>
+    public const string CeilingCopy = "ceiling-copy";
+
+    public static readonly string[] Names = [FlushBatching, FlushBatchingDotNetty, Stock, StockNoBatching, Ceiling, CeilingOneHandOff, CeilingTwoHandOffs, CeilingCopy];
 
     /// <summary>The transports a server process can run its echo systems on: all but the in-memory ceiling.</summary>
     public static readonly string[] ServerNames = [FlushBatching, FlushBatchingDotNetty, Stock, StockNoBatching];
@@ -39,12 +45,14 @@ internal sealed record TransportUnderTest(string Name, string TransportClass, st
         Ceiling => InMemory(name, shared, 0),
         CeilingOneHandOff => InMemory(name, shared, 1),
         CeilingTwoHandOffs => InMemory(name, shared, 2),
+        CeilingCopy => InMemory(name, shared, 0, copyPayloads: true),
         _ => throw new ArgumentOutOfRangeException(nameof(name), name, $"one of {string.Join(", ", Names)}"),
     };
 
-    private static TransportUnderTest InMemory(string name, string shared, int handOffs) =>
+    private static TransportUnderTest InMemory(string name, string shared, int handOffs, bool copyPayloads = false) =>
         new(name, $"{typeof(InMemoryTransport).FullName}, RemotePingPong",
-            handOffs == 0 ? shared : Lines(shared, $"{InMemoryTransport.HandOffsKey} = {handOffs}"), false);
+            Lines(Lines(shared, handOffs == 0 ? "" : $"{InMemoryTransport.HandOffsKey} = {handOffs}"),
+                copyPayloads ? $"{InMemoryTransport.CopyPayloadsKey} = on" : ""), false);
 
     private static string Lines(string first, string second) =>
         string.Join(Environment.NewLine, new[] { first, second }.Where(lines => lines.Length > 0));

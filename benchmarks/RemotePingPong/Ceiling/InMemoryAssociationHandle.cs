@@ -17,6 +17,7 @@ internal sealed class InMemoryAssociationHandle : AssociationHandle
     private IHandleEventListener? _listener;
     private InMemoryAssociationHandle _peer = null!;
     private Action<IHandleEvent> _toPeer = null!;
+    private bool _copyPayloads;
     private int _disassociated;
 
     public InMemoryAssociationHandle(Address localAddress, Address remoteAddress, InMemoryTransport owner)
@@ -32,10 +33,12 @@ internal sealed class InMemoryAssociationHandle : AssociationHandle
     }
 
     /// <param name="handOffs">How many thread hand-offs each end's events cross on their way to the other end.</param>
-    public static void Pair(InMemoryAssociationHandle a, InMemoryAssociationHandle b, int handOffs)
+    /// <param name="copyPayloads">Whether each payload reaches the other end as a copy in an array of its own.</param>
+    public static void Pair(InMemoryAssociationHandle a, InMemoryAssociationHandle b, int handOffs, bool copyPayloads)
     {
         a._peer = b;
         b._peer = a;
+        a._copyPayloads = b._copyPayloads = copyPayloads;
         a._toPeer = Through(handOffs, b.FromPeer);
         b._toPeer = Through(handOffs, a.FromPeer);
     }
@@ -58,7 +61,7 @@ internal sealed class InMemoryAssociationHandle : AssociationHandle
             return false;
         }
 
-        _toPeer(new InboundPayload(payload));
+        _toPeer(new InboundPayload(_copyPayloads ? ByteString.CopyFrom(payload.Span) : payload));
         return true;
     }
 

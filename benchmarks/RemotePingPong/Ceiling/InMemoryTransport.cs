@@ -21,7 +21,9 @@ namespace RemotePingPong.Ceiling;
 /// <para>
 /// With <c>hand-offs = N</c> in its section, each end's payloads cross N thread hand-offs on their way (see
 /// <see cref="HandOff{T}"/>): 1 is the least a transport that reads on its own thread pays, 2 is the sockets stack's
-/// shape (a send loop, then a receive loop) without its system calls or copies.
+/// shape (a send loop, then a receive loop) without its system calls or copies. With <c>copy-payloads = on</c> each
+/// payload is delivered as a copy in an array of its own, the one copy (and allocation) that every transport which
+/// receives bytes from a socket makes before Akka.Remote decodes them.
 /// </para>
 /// </remarks>
 public sealed class InMemoryTransport : Transport
@@ -33,6 +35,7 @@ public sealed class InMemoryTransport : Transport
         new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly ConcurrentDictionary<InMemoryAssociationHandle, bool> _handles = new();
     private readonly int _handOffs;
+    private readonly bool _copyPayloads;
     private Address? _address;
 
     /// <summary>Made by Akka.Remote from <c>transport-class</c>, with the transport's section.</summary>
@@ -47,10 +50,15 @@ public sealed class InMemoryTransport : Transport
         {
             throw new ArgumentOutOfRangeException(nameof(config), _handOffs, $"{HandOffsKey} must be 0, 1 or 2");
         }
+
+        _copyPayloads = config.GetBoolean(CopyPayloadsKey, false);
     }
 
     /// <summary>The section key for how many thread hand-offs a payload crosses: 0 (none, the default), 1 or 2.</summary>
     public const string HandOffsKey = "hand-offs";
+
+    /// <summary>The section key for delivering each payload as a copy, as a receiver of bytes must: off by default.</summary>
+    public const string CopyPayloadsKey = "copy-payloads";
 
     /// <inheritdoc />
     public override Task<(Address, TaskCompletionSource<IAssociationEventListener>)> Listen()
@@ -77,7 +85,7 @@ public sealed class InMemoryTransport : Transport
 
         var outbound = new InMemoryAssociationHandle(_address, remoteAddress, this);
         var inbound = new InMemoryAssociationHandle(remoteAddress, _address, remote);
-        InMemoryAssociationHandle.Pair(outbound, inbound, _handOffs);
+        InMemoryAssociationHandle.Pair(outbound, inbound, _handOffs, _copyPayloads);
         remote._handles[inbound] = true;
         _handles[outbound] = true;
         var listener = await remote._associationListener.Task.ConfigureAwait(false);
