@@ -51,9 +51,9 @@ internal sealed record TransportUnderTest(string Name, string TransportClass, st
 
     private static TransportUnderTest InMemory(string name, string shared, int handOffs, bool copyPayloads = false) =>
         new(name, $"{typeof(InMemoryTransport).FullName}, RemotePingPong",
-            Lines(Lines(shared, handOffs == 0 ? "" : $"{InMemoryTransport.HandOffsKey} = {handOffs}"),
+            Lines(shared, handOffs == 0 ? "" : $"{InMemoryTransport.HandOffsKey} = {handOffs}",
                 copyPayloads ? $"{InMemoryTransport.CopyPayloadsKey} = on" : ""), false);
 
-    private static string Lines(string first, string second) =>
-        string.Join(Environment.NewLine, new[] { first, second }.Where(lines => lines.Length > 0));
+    private static string Lines(params string[] parts) =>
+        string.Join(Environment.NewLine, parts.Where(lines => lines.Length > 0));
 }
