@@ -9,7 +9,9 @@ namespace FlushBatching.Akka;
 
 /// <summary>
 /// The DotNetty stack's listener: accepts channels on the server event loops, announces each one once its handshake is
-/// done within <c>connection-timeout</c>, and stops accepting without dropping a connection accepted at that moment.
+/// done within <c>connection-timeout</c>, pauses accepting for a second when accepting fails (reported through the
+/// transport's rejections, as the core's listener reports it), and stops accepting without dropping a connection
+/// accepted at that moment.
 /// </summary>
 internal sealed class DotNettyListener
 {
@@ -39,7 +41,7 @@ internal sealed class DotNettyListener
         _listening = listening;
         var bootstrap = new ServerBootstrap()
             .Group(_group)
-            .ChannelFactory(() => new TcpServerSocketChannel(listening))
+            .ChannelFactory(() => new PausingServerSocketChannel(listening, onRejected))
             .Option(ChannelOption.SoBacklog, _settings.Backlog)
             .ChildHandler(new ActionChannelInitializer<IChannel>(channel =>
             {
