@@ -30,6 +30,12 @@ public sealed class FlushBatchingOptions
     /// <summary>The I/O stack: <see cref="TransportStack.Sockets"/> when not set.</summary>
     public TransportStack? Transport { get; set; }
 
+    /// <summary>
+    /// <c>event-loop</c>: what runs the DotNetty stack's event loops. <see cref="DotNettyEventLoop.ThreadPool"/> when not
+    /// set; only <see cref="TransportStack.DotNetty"/> reads it.
+    /// </summary>
+    public DotNettyEventLoop? EventLoop { get; set; }
+
     /// <summary><c>batching.enabled</c>: off sends every message by itself.</summary>
     public bool? BatchingEnabled { get; set; }
 
@@ -106,6 +112,13 @@ public sealed class FlushBatchingOptions
         Add(SettingKeys.BatchingPrefix + SettingKeys.FlushInterval, FlushInterval is { } interval ? SettingText.FormatDuration(interval) : null);
         Add(SettingKeys.HighWaterMark, Size(WriteBufferHighWaterMark));
         Add(SettingKeys.LowWaterMark, Size(WriteBufferLowWaterMark));
+        Add(SettingKeys.EventLoop, EventLoop switch
+        {
+            null => null,
+            DotNettyEventLoop.ThreadPool => "thread-pool",
+            DotNettyEventLoop.Dedicated => "dedicated",
+            var other => throw new InvalidSettingException(SettingKeys.EventLoop, other.ToString()!, "ThreadPool or Dedicated"),
+        });
         Add(SettingKeys.ByteOrder, ByteOrder switch
         {
             null => null,

@@ -36,6 +36,9 @@ internal sealed record BatchingTransportSettings
     /// <summary>Event loops for outbound connections, from <c>client-socket-worker-pool</c>, for a stack that has threads of its own.</summary>
     public required int ClientWorkerPoolSize { get; init; }
 
+    /// <summary>What runs the DotNetty stack's event loops, from <c>event-loop</c>; the sockets stack has none.</summary>
+    public required EventLoopKind EventLoop { get; init; }
+
     /// <summary><c>tcp</c>, or <c>ssl.tcp</c> with TLS: Akka prefixes <c>akka.</c>, so addresses read <c>akka.tcp://system@host:port</c>.</summary>
     public string SchemeIdentifier => EnableSsl ? "ssl.tcp" : "tcp";
 
@@ -110,6 +113,7 @@ internal sealed record BatchingTransportSettings
             Connection = connection,
             ServerWorkerPoolSize = WorkerPoolSize(read, "server-socket-worker-pool"),
             ClientWorkerPoolSize = WorkerPoolSize(read, "client-socket-worker-pool"),
+            EventLoop = EventLoopOf(read.Text(SettingKeys.EventLoop)),
         };
     }
 
@@ -161,6 +165,13 @@ internal sealed record BatchingTransportSettings
     }
 
     private static string Batching(string key) => SettingKeys.BatchingPrefix + key;
+
+    private static EventLoopKind EventLoopOf(string text) => text.Trim().ToLowerInvariant() switch
+    {
+        "thread-pool" => EventLoopKind.ThreadPool,
+        "dedicated" => EventLoopKind.Dedicated,
+        _ => throw new InvalidSettingException(SettingKeys.EventLoop, text, "thread-pool or dedicated"),
+    };
 
     private static ByteOrder ByteOrderOf(string text) => text.Trim().ToLowerInvariant() switch
     {

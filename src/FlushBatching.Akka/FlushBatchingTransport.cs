@@ -108,7 +108,7 @@ public abstract class FlushBatchingTransport : Transport
 
         _listening = true;
         var address = Settings.Addressing.ListenAddress(SchemeIdentifier, System.Name, bound);
-        Log.Info("FlushBatching transport listening on akka.{0} ({1}, {2}); {3}", address, bound, _stack.Name, Settings);
+        Log.Info("FlushBatching transport listening on akka.{0} ({1}, {2}); {3}", address, bound, _stack.Description, Settings);
         return (address, _associationListener);
     }
 

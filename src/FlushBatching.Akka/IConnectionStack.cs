@@ -12,6 +12,9 @@ internal interface IConnectionStack
     /// <summary>The stack's name in the start-up log line.</summary>
     string Name { get; }
 
+    /// <summary>The stack's name and how it runs, for the start-up log line.</summary>
+    string Description => Name;
+
     /// <summary>Binds <paramref name="endpoint"/> and announces every inbound connection once it is set up.</summary>
     /// <param name="endpoint">Where to listen; port 0 lets the system choose.</param>
     /// <param name="onInbound">Called once per connection, after its TLS handshake.</param>

@@ -59,6 +59,9 @@ internal static class SettingKeys
     /// <summary>The key of <see cref="Tcp.ConnectionSettings.WriteBufferLowWaterMark"/>.</summary>
     internal const string LowWaterMark = "write-buffer-low-water-mark";
 
+    /// <summary>The Akka adapter's choice of event loops for the DotNetty stack: <c>thread-pool</c> or <c>dedicated</c>.</summary>
+    internal const string EventLoop = "event-loop";
+
     /// <summary>The prefix of the batching keys in a transport section, such as <c>batching.max-pending-writes</c>.</summary>
     internal const string BatchingPrefix = "batching.";
 

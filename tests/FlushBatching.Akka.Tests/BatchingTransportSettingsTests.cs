@@ -51,6 +51,7 @@ public sealed class BatchingTransportSettingsTests
                 "ssl.validate-certificate-hostname",
                 "server-socket-worker-pool.pool-size-min", "server-socket-worker-pool.pool-size-factor", "server-socket-worker-pool.pool-size-max",
                 "client-socket-worker-pool.pool-size-min", "client-socket-worker-pool.pool-size-factor", "client-socket-worker-pool.pool-size-max",
+                "event-loop",
             ];
 
         Assert.Equal(string.Join(" ", expected.Order()), string.Join(" ", keys.Order()));

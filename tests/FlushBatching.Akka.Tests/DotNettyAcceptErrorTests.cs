@@ -14,10 +14,12 @@ namespace FlushBatching.Akka.Tests;
 /// </summary>
 public sealed class DotNettyAcceptErrorTests
 {
-    [LinuxFact("lowers RLIMIT_NOFILE through libc and counts /proc/self/fd")]
-    public async Task Out_of_descriptors_the_listener_pauses_reports_once_a_second_and_accepts_again_when_they_free()
+    [LinuxTheory("lowers RLIMIT_NOFILE through libc and counts /proc/self/fd")]
+    [InlineData("thread-pool")]
+    [InlineData("dedicated")]
+    public async Task Out_of_descriptors_the_listener_pauses_reports_once_a_second_and_accepts_again_when_they_free(string eventLoop)
     {
-        var stack = new DotNettyConnectionStack(ConnectionSettings.Default, 1, 1);
+        var stack = new DotNettyConnectionStack(ConnectionSettings.Default, 1, 1, DotNettyLoops.Parse(eventLoop));
         var accepted = new List<ITransportConnection>();
         var rejections = new List<Exception>();
         var endpoint = await stack.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0),

@@ -2,8 +2,20 @@ using FlushBatching.Akka.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;
 
-/// <summary>The shared transport suite against <see cref="DotNettyBatchingTransport"/>.</summary>
-public sealed class DotNettyBatchingTransportTests : TransportSuite
+/// <summary>The shared transport suite against <see cref="DotNettyBatchingTransport"/>, on each kind of event loop it offers.</summary>
+public abstract class DotNettyBatchingTransportTests : TransportSuite
 {
     protected override string TransportClass => Node.DotNettyBatching;
+
+    /// <summary>On <see cref="ThreadPoolEventLoop"/>s, the default.</summary>
+    public sealed class OnThreadPoolLoops : DotNettyBatchingTransportTests
+    {
+        protected override string StackSection => "event-loop = thread-pool";
+    }
+
+    /// <summary>On DotNetty's own loops, a thread each.</summary>
+    public sealed class OnDedicatedLoops : DotNettyBatchingTransportTests
+    {
+        protected override string StackSection => "event-loop = dedicated";
+    }
 }

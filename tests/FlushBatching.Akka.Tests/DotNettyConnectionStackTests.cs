@@ -12,9 +12,14 @@ using Xunit.Abstractions;
 
 namespace FlushBatching.Akka.Tests;
 
-/// <summary>The stack suite on DotNetty, and what only this stack's event loops can get wrong.</summary>
-public sealed class DotNettyConnectionStackTests(ITestOutputHelper output) : ConnectionStackSuite(output)
+/// <summary>
+/// The stack suite on DotNetty, and what only this stack's event loops can get wrong, on each kind of loop the stack
+/// offers (<c>event-loop</c>): a difference between them is a failing row, as in Netty's testsuite.
+/// </summary>
+public abstract class DotNettyConnectionStackTests(ITestOutputHelper output) : ConnectionStackSuite(output)
 {
+    private protected abstract EventLoopKind Loops { get; }
+
     [Fact]
     public async Task Writes_the_event_loop_has_not_taken_yet_count_toward_the_high_water_mark()
     {
@@ -151,7 +156,7 @@ public sealed class DotNettyConnectionStackTests(ITestOutputHelper output) : Con
         return new Release(release);
     }
 
-    private protected override IConnectionStack CreateStack(ConnectionSettings settings) => new DotNettyConnectionStack(settings, 1, 1);
+    private protected override IConnectionStack CreateStack(ConnectionSettings settings) => new DotNettyConnectionStack(settings, 1, 1, Loops);
 
     private protected override long HighWaterMarkOf(ITransportConnection connection) => ((DotNettyConnection)connection).HighWaterMark;
 
@@ -169,5 +174,17 @@ public sealed class DotNettyConnectionStackTests(ITestOutputHelper output) : Con
     private sealed class Release(TaskCompletionSource release) : IDisposable
     {
         public void Dispose() => release.TrySetResult();
+    }
+
+    /// <summary>On <see cref="ThreadPoolEventLoop"/>s, the default.</summary>
+    public sealed class OnThreadPoolLoops(ITestOutputHelper output) : DotNettyConnectionStackTests(output)
+    {
+        private protected override EventLoopKind Loops => EventLoopKind.ThreadPool;
+    }
+
+    /// <summary>On DotNetty's own loops, a thread each.</summary>
+    public sealed class OnDedicatedLoops(ITestOutputHelper output) : DotNettyConnectionStackTests(output)
+    {
+        private protected override EventLoopKind Loops => EventLoopKind.Dedicated;
     }
 }

@@ -140,4 +140,141 @@ public sealed class ThreadPoolEventLoopTests : IAsyncLifetime
         await after.Task.WaitAsync(Timeout);
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => scheduledAfter.Completion.WaitAsync(Timeout));
     }
+
+    [Fact]
+    public async Task A_loop_held_by_a_task_that_does_not_return_terminates_at_the_shutdowns_timeout()
+    {
+        using var release = new ManualResetEventSlim();
+        var held = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Loop.Execute(() =>
+        {
+            held.TrySetResult();
+            release.Wait(Timeout * 2); // past every wait below: only the timeout can end the shutdown in time
+        });
+        await held.Task.WaitAsync(Timeout);
+        try
+        {
+            var terminating = _group.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromMilliseconds(200));
+            Assert.False(Loop.IsShutdown, "shut down before it terminated");
+
+            await terminating.WaitAsync(Timeout);
+            Assert.True(Loop.IsShutdown);
+            Assert.True(Loop.IsTerminated);
+        }
+        finally
+        {
+            release.Set();
+        }
+    }
+
+    [Fact]
+    public async Task A_shutdown_with_a_quiet_period_waits_until_no_task_has_run_for_it()
+    {
+        var quiet = TimeSpan.FromMilliseconds(400);
+        var feeding = TimeSpan.FromMilliseconds(1000);
+        var watch = System.Diagnostics.Stopwatch.StartNew();
+        var terminating = _group.ShutdownGracefullyAsync(quiet, Timeout);
+
+        // A task every 50 ms for a second: the loop is never quiet for 400 ms until they stop.
+        while (watch.Elapsed < feeding)
+        {
+            Loop.Execute(() => { });
+            await Task.Delay(50);
+            Assert.False(terminating.IsCompleted, $"terminated at {watch.ElapsedMilliseconds} ms while tasks still ran");
+        }
+
+        await terminating.WaitAsync(Timeout);
+        Assert.True(watch.Elapsed >= feeding + quiet - TimeSpan.FromMilliseconds(100), $"terminated at {watch.ElapsedMilliseconds} ms");
+    }
+
+    [Fact]
+    public async Task A_task_scheduled_past_what_a_timer_can_wait_is_kept_and_the_loop_runs_on()
+    {
+        // System.Threading.Timer refuses waits past about 49.7 days; the loop's timer asked it for the whole wait, and
+        // the exception left a work item, ending the process. A turn that fails is counted now, and none may.
+        var far = Loop.Schedule(() => { }, TimeSpan.FromDays(60));
+        var after = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Loop.Execute(() => after.TrySetResult());
+
+        await after.Task.WaitAsync(Timeout);
+        var nearer = Loop.Schedule(() => { }, TimeSpan.FromMilliseconds(20));
+        await nearer.Completion.WaitAsync(Timeout);
+        Assert.False(far.Completion.IsCompleted);
+        Assert.True(far.Cancel());
+        Assert.Equal(0, ((ThreadPoolEventLoop)Loop).FailedTurns);
+    }
+
+    [Fact]
+    public async Task A_task_that_throws_does_not_stop_the_tasks_after_it()
+    {
+        var after = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Loop.Execute(() => throw new InvalidOperationException("a handler's bug"));
+        Loop.Execute(() => after.TrySetResult());
+
+        await after.Task.WaitAsync(Timeout);
+    }
+
+    [Fact]
+    public async Task In_a_turn_the_task_scheduler_is_the_loops_so_continuations_without_one_run_in_the_loop()
+    {
+        // As on DotNetty's own loops (ExecutorTaskScheduler): DotNetty's handlers and ours may start continuations with
+        // no scheduler named, and expect them on the loop.
+        var seen = new TaskCompletionSource<(bool DefaultScheduler, bool ContinuationInLoop)>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Loop.Execute(() =>
+        {
+            var isDefault = TaskScheduler.Current == TaskScheduler.Default;
+            gate.Task.ContinueWith(_ => seen.TrySetResult((isDefault, Loop.InEventLoop)));
+        });
+        await Task.Run(() => gate.SetResult()).WaitAsync(Timeout);
+
+        var (defaultScheduler, continuationInLoop) = await seen.Task.WaitAsync(Timeout);
+        Assert.False(defaultScheduler);
+        Assert.True(continuationInLoop);
+        Assert.Equal(TaskScheduler.Default, TaskScheduler.Current);
+    }
+
+    [Fact]
+    public async Task A_queue_longer_than_a_turn_is_run_in_several_turns_letting_other_work_in_between()
+    {
+        var loop = (ThreadPoolEventLoop)Loop;
+        var release = new TaskCompletionSource();
+        var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        loop.Execute(() => release.Task.Wait(Timeout));
+        var ran = 0;
+        for (var i = 0; i < 3 * ThreadPoolEventLoop.TasksPerTurn; i++)
+        {
+            loop.Execute(() =>
+            {
+                if (++ran == 3 * ThreadPoolEventLoop.TasksPerTurn)
+                {
+                    done.TrySetResult();
+                }
+            });
+        }
+
+        var turnsBefore = loop.Turns;
+        release.SetResult();
+        await done.Task.WaitAsync(Timeout);
+
+        Assert.InRange(loop.Turns - turnsBefore, 3, 5);
+    }
+
+    [Fact]
+    public void A_task_queued_from_another_thread_always_wakes_the_loop()
+    {
+        // A lost wake-up (the loop's flag released after a writer looked at it, the writer's task left in the queue) shows
+        // as a round that never completes. Rounds run for a fixed time; a loaded machine runs fewer.
+        var watch = System.Diagnostics.Stopwatch.StartNew();
+        var rounds = 0;
+        using var ran = new SemaphoreSlim(0);
+        while (watch.Elapsed < TimeSpan.FromSeconds(5))
+        {
+            Loop.Execute(() => ran.Release());
+            Assert.True(ran.Wait(TimeSpan.FromSeconds(10)), $"round {rounds}: the task queued never ran");
+            rounds++;
+        }
+
+        Assert.True(rounds > 1000, $"only {rounds} rounds in 5 s");
+    }
 }

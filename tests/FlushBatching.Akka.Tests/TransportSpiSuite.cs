@@ -25,9 +25,15 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     /// <summary>The transport class under test, as written in transport-class.</summary>
     protected abstract string TransportClass { get; }
 
+    /// <summary>Lines every node this suite starts gets in its transport section: the variant of the stack under test.</summary>
+    protected virtual string StackSection => "";
+
+    /// <summary>Starts this suite's nodes, each with <see cref="StackSection"/>.</summary>
+    protected NodeFactory Nodes => new(StackSection);
+
     public Task InitializeAsync()
     {
-        _system = ActorSystem.Create("spi", Node.ConfigFor(TransportClass, hocon: "akka.actor.provider = local"));
+        _system = ActorSystem.Create("spi", Nodes.ConfigFor(TransportClass, hocon: "akka.actor.provider = local"));
         return Task.CompletedTask;
     }
 
@@ -206,7 +212,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     public async Task Listen_logs_one_info_line_with_the_address_the_stack_and_the_settings_and_takes_every_address()
     {
         var (transport, address, _) = await Listen();
-        var stack = ((FlushBatchingTransport)transport).Stack.Name;
+        var stack = ((FlushBatchingTransport)transport).Stack.Description;
         var line = await OneLine("FlushBatching transport listening on");
         Assert.Equal(LogLevel.InfoLevel, line.LogLevel());
         Assert.Contains($"listening on akka.{address} (127.0.0.1:{address.Port}, {stack}); batching {{", line.ToString());
@@ -309,7 +315,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     [Fact]
     public async Task Shutdown_grants_connections_still_sending_the_close_bound_when_that_is_under_half_a_second()
     {
-        var system = ActorSystem.Create("grace", Node.ConfigFor(TransportClass, hocon: "akka.actor.provider = local\nakka.remote.flush-wait-on-shutdown = 200ms"));
+        var system = ActorSystem.Create("grace", Nodes.ConfigFor(TransportClass, hocon: "akka.actor.provider = local\nakka.remote.flush-wait-on-shutdown = 200ms"));
         try
         {
             var config = system.Settings.Config.GetConfig("akka.remote.dot-netty.tcp");
@@ -388,7 +394,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
 
     private Transport Create(string section)
     {
-        var config = Node.ConfigFor(TransportClass, section).GetConfig("akka.remote.dot-netty.tcp");
+        var config = Nodes.ConfigFor(TransportClass, section).GetConfig("akka.remote.dot-netty.tcp");
         var transport = (Transport)Activator.CreateInstance(Type.GetType(TransportClass, throwOnError: true)!, _system, config)!;
         _transports.Add(transport);
         return transport;

@@ -23,8 +23,8 @@ public abstract partial class TransportSuite
     [MemberData(nameof(BadInputs))]
     public async Task Bad_input_from_a_raw_socket_drops_that_connection_and_the_node_keeps_serving(string what, byte[] bytes)
     {
-        await using var server = Node.Start("server", TransportClass);
-        await using var client = Node.Start("client", TransportClass);
+        await using var server = Nodes.Start("server", TransportClass);
+        await using var client = Nodes.Start("client", TransportClass);
         server.System.ActorOf(Props.Create<Echo>(), "echo");
         var echo = await server.Resolve(client, "echo");
 
@@ -55,7 +55,7 @@ public abstract partial class TransportSuite
     [InlineData("maximum-frame-size = 1000b", "maximum-frame-size", "'1000b'")]
     public void A_bad_config_value_stops_the_ActorSystem_from_starting_naming_the_key(string section, string key, string value)
     {
-        var e = Assert.ThrowsAny<Exception>(() => Node.Start("misconfigured", TransportClass, section));
+        var e = Assert.ThrowsAny<Exception>(() => Nodes.Start("misconfigured", TransportClass, section));
 
         var messages = string.Join(" <- ", Chain(e).Select(inner => inner.Message));
         Assert.Contains(key, messages);

@@ -100,7 +100,7 @@ public abstract partial class TransportSuite
     [Fact]
     public async Task Shutdown_with_hostile_peers_connected_closes_them_all_and_completes()
     {
-        await using var server = Node.Start("server", TransportClass, "connection-timeout = 60s");
+        await using var server = Nodes.Start("server", TransportClass, "connection-timeout = 60s");
         var silent = await RawConnect(server);
         var halfFrame = await RawConnect(server);
         await halfFrame.SendAsync(new byte[] { 100, 0 });
@@ -127,8 +127,8 @@ public abstract partial class TransportSuite
     private async Task<(Node Server, Node Client, IActorRef Echo)> ServingPair(SelfSignedCertificate certificate, bool tls)
     {
         var section = $"connection-timeout = {BoundSeconds}s\n" + (tls ? Tls(certificate.PfxPath, "suppress-validation = on") : "");
-        var server = Node.Start("server", TransportClass, section);
-        var client = Node.Start("client", TransportClass, section);
+        var server = Nodes.Start("server", TransportClass, section);
+        var client = Nodes.Start("client", TransportClass, section);
         try
         {
             server.System.ActorOf(Props.Create<Echo>(), "echo");

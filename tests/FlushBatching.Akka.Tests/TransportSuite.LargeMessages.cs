@@ -14,8 +14,8 @@ public abstract partial class TransportSuite
     [MemberData(nameof(Peers))]
     public async Task Messages_of_up_to_three_megabytes_cross_both_ways_byte_identical_with_the_frame_size_raised(string client, string server)
     {
-        await using var a = Node.Start("client", ClassOf(client), FourMegabyteFrames);
-        await using var b = Node.Start("server", ClassOf(server), FourMegabyteFrames);
+        await using var a = Nodes.Start("client", ClassOf(client), FourMegabyteFrames);
+        await using var b = Nodes.Start("server", ClassOf(server), FourMegabyteFrames);
         b.System.ActorOf(Props.Create<Echo>(), "echo");
         var echo = await b.Resolve(a, "echo");
 
@@ -34,8 +34,8 @@ public abstract partial class TransportSuite
         // A refused write waits out Akka.Remote's backoff-interval (50 ms) before it is tried again; the high-water
         // mark follows maximum-frame-size, so none is refused here. Tests run one at a time: every Meter is ours.
         using var recorder = MeterRecorder.ForEveryInstance();
-        await using var a = Node.Start("client", TransportClass, "maximum-frame-size = 2MB");
-        await using var b = Node.Start("server", TransportClass, "maximum-frame-size = 2MB");
+        await using var a = Nodes.Start("client", TransportClass, "maximum-frame-size = 2MB");
+        await using var b = Nodes.Start("server", TransportClass, "maximum-frame-size = 2MB");
         b.System.ActorOf(Props.Create<Echo>(), "echo");
         var echo = await b.Resolve(a, "echo");
 
@@ -48,8 +48,8 @@ public abstract partial class TransportSuite
     [Fact]
     public async Task A_message_past_the_maximum_frame_size_is_dropped_with_one_log_line_and_the_association_stays_live()
     {
-        await using var a = Node.Start("sender", TransportClass);
-        await using var b = Node.Start("receiver", TransportClass);
+        await using var a = Nodes.Start("sender", TransportClass);
+        await using var b = Nodes.Start("receiver", TransportClass);
         b.System.ActorOf(Props.Create<Echo>(), "echo");
         var echo = await b.Resolve(a, "echo");
         Assert.Equal("before", await echo.Ask<string>("before", AskTimeout));

@@ -70,8 +70,8 @@ public abstract partial class TransportSuite
     {
         var port = Relay.FreePort();
         var relay = Relay.Start(port);
-        var receiver = Node.Start("frozen", TransportClass, $"port = {port}\npublic-port = {relay.Port}");
-        var sender = Node.Start("sender", senderClass);
+        var receiver = Nodes.Start("frozen", TransportClass, $"port = {port}\npublic-port = {relay.Port}");
+        var sender = Nodes.Start("sender", senderClass);
         receiver.System.ActorOf(Props.Create<Echo>(), "echo");
         var echo = await receiver.Resolve(sender, "echo");
         Assert.Equal("before", await echo.Ask<string>("before", AskTimeout));

@@ -12,9 +12,9 @@ public abstract partial class TransportSuite
     public async Task Three_nodes_form_a_cluster_and_see_a_leaving_member_removed()
     {
         const string cluster = "akka.actor.provider = cluster";
-        await using var first = Node.Start("cluster", TransportClass, hocon: cluster);
-        await using var second = Node.Start("cluster", TransportClass, hocon: cluster);
-        await using var third = Node.Start("cluster", TransportClass, hocon: cluster);
+        await using var first = Nodes.Start("cluster", TransportClass, hocon: cluster);
+        await using var second = Nodes.Start("cluster", TransportClass, hocon: cluster);
+        await using var third = Nodes.Start("cluster", TransportClass, hocon: cluster);
         Node[] nodes = [first, second, third];
         foreach (var node in nodes)
         {
@@ -59,8 +59,8 @@ public abstract partial class TransportSuite
 
     private async Task Cycle()
     {
-        await using var a = Node.Start("cycle-a", TransportClass);
-        await using var b = Node.Start("cycle-b", TransportClass);
+        await using var a = Nodes.Start("cycle-a", TransportClass);
+        await using var b = Nodes.Start("cycle-b", TransportClass);
         b.System.ActorOf(Props.Create<Echo>(), "echo");
         Assert.Equal("ping", await (await b.Resolve(a, "echo")).Ask<string>("ping", AskTimeout));
     }

@@ -74,10 +74,10 @@ public abstract partial class TransportSuite
     private static long[] PairCounts(PairTraffic traffic, string[] names) =>
         [.. from f in names from t in names where f != t select traffic.Received(f, t)];
 
-    private static Node StartRollingNode(int index, string transportClass, int[] ports, PairTraffic traffic, int incarnation)
+    private Node StartRollingNode(int index, string transportClass, int[] ports, PairTraffic traffic, int incarnation)
     {
         var seeds = string.Join(", ", ports.Select(p => $"\"akka.tcp://{RollingSystem}@127.0.0.1:{p}\""));
-        var node = Node.Start(RollingSystem, transportClass, $"port = {ports[index]}", $"{RollingCluster}\nakka.cluster.seed-nodes = [{seeds}]");
+        var node = Nodes.Start(RollingSystem, transportClass, $"port = {ports[index]}", $"{RollingCluster}\nakka.cluster.seed-nodes = [{seeds}]");
         var self = Incarnation(index, incarnation);
         node.System.ActorOf(Props.Create(() => new PairTraffic.Sink(traffic, self)), "sink");
         var targets = ports.Where((_, i) => i != index).Select(p => $"akka.tcp://{RollingSystem}@127.0.0.1:{p}/user/sink").ToList();

@@ -18,8 +18,8 @@ public abstract partial class TransportSuite
     {
         using var certificate = new SelfSignedCertificate();
         var tls = Tls(certificate.PfxPath, "suppress-validation = on");
-        await using var a = Node.Start("client", TransportClass, tls);
-        await using var b = Node.Start("server", TransportClass, tls);
+        await using var a = Nodes.Start("client", TransportClass, tls);
+        await using var b = Nodes.Start("server", TransportClass, tls);
         b.System.ActorOf(Props.Create<Echo>(), "echo");
         var echo = await b.Resolve(a, "echo");
 
@@ -34,8 +34,8 @@ public abstract partial class TransportSuite
         // rest pass through between them, so combining, pass-through order and TLS records are all crossed.
         using var certificate = new SelfSignedCertificate();
         var tls = Tls(certificate.PfxPath, "suppress-validation = on");
-        await using var a = Node.Start("sender", TransportClass, tls);
-        await using var b = Node.Start("receiver", TransportClass, tls);
+        await using var a = Nodes.Start("sender", TransportClass, tls);
+        await using var b = Nodes.Start("receiver", TransportClass, tls);
 
         await SendInOrder(a, b, new Payloads(seed: 20261124, count: 20_000, maxSize: 128000 - EnvelopeRoom), "tls");
     }
@@ -44,8 +44,8 @@ public abstract partial class TransportSuite
     public async Task A_client_that_rejects_the_certificate_gets_a_clear_error_and_no_association()
     {
         using var certificate = new SelfSignedCertificate();
-        await using var a = Node.Start("client", TransportClass, Tls(certificate.PfxPath, "suppress-validation = off"));
-        await using var b = Node.Start("server", TransportClass, Tls(certificate.PfxPath, "suppress-validation = on"));
+        await using var a = Nodes.Start("client", TransportClass, Tls(certificate.PfxPath, "suppress-validation = off"));
+        await using var b = Nodes.Start("server", TransportClass, Tls(certificate.PfxPath, "suppress-validation = on"));
 
         await AssertNoAssociation(a, b);
         await Poll.Until(
@@ -58,8 +58,8 @@ public abstract partial class TransportSuite
     public async Task Mutual_tls_with_default_settings_carries_messages_with_stock_both_ways(string client, string server)
     {
         using var authority = new TestCertificateAuthority(trusted: true);
-        await using var a = Node.Start("client", ClassOf(client), Tls(authority.IssueForLoopback()));
-        await using var b = Node.Start("server", ClassOf(server), Tls(authority.IssueForLoopback()));
+        await using var a = Nodes.Start("client", ClassOf(client), Tls(authority.IssueForLoopback()));
+        await using var b = Nodes.Start("server", ClassOf(server), Tls(authority.IssueForLoopback()));
         b.System.ActorOf(Props.Create<Echo>(), "echo");
 
         var echo = await b.Resolve(a, "echo");
@@ -75,8 +75,8 @@ public abstract partial class TransportSuite
         using var authority = new TestCertificateAuthority(trusted: true);
         var anonymous = Tls(authority.IssueForLoopback(), "require-mutual-authentication = off");
 
-        await using (var a = Node.Start("client", ClassOf(client), anonymous))
-        await using (var b = Node.Start("server", ClassOf(server), Tls(authority.IssueForLoopback())))
+        await using (var a = Nodes.Start("client", ClassOf(client), anonymous))
+        await using (var b = Nodes.Start("server", ClassOf(server), Tls(authority.IssueForLoopback())))
         {
             await AssertNoAssociation(a, b);
             if (server == "under-test")
@@ -85,8 +85,8 @@ public abstract partial class TransportSuite
             }
         }
 
-        await using (var a = Node.Start("client", ClassOf(client), anonymous))
-        await using (var b = Node.Start("server", ClassOf(server), anonymous))
+        await using (var a = Nodes.Start("client", ClassOf(client), anonymous))
+        await using (var b = Nodes.Start("server", ClassOf(server), anonymous))
         {
             b.System.ActorOf(Props.Create<Echo>(), "echo");
             var echo = await b.Resolve(a, "echo");
@@ -101,9 +101,9 @@ public abstract partial class TransportSuite
     public async Task Host_name_validation_refuses_a_stock_server_certificate_for_another_name_only_when_on(string serverName, bool validate, bool served)
     {
         using var authority = new TestCertificateAuthority(trusted: true);
-        await using var a = Node.Start("client", TransportClass, Tls(authority.IssueForLoopback(), $"validate-certificate-hostname = {(validate ? "on" : "off")}"));
+        await using var a = Nodes.Start("client", TransportClass, Tls(authority.IssueForLoopback(), $"validate-certificate-hostname = {(validate ? "on" : "off")}"));
         var serverCertificate = serverName == "127.0.0.1" ? authority.IssueForLoopback() : authority.Issue(serverName);
-        await using var b = Node.Start("server", Node.Stock, Tls(serverCertificate));
+        await using var b = Nodes.Start("server", Node.Stock, Tls(serverCertificate));
         b.System.ActorOf(Props.Create<Echo>(), "echo");
 
         if (served)
@@ -123,8 +123,8 @@ public abstract partial class TransportSuite
     {
         using var trusted = new TestCertificateAuthority(trusted: true);
         using var untrusted = new TestCertificateAuthority(trusted: false);
-        await using var a = Node.Start("client", TransportClass, Tls(trusted.IssueForLoopback()));
-        await using var b = Node.Start("server", Node.Stock, Tls(untrusted.IssueForLoopback()));
+        await using var a = Nodes.Start("client", TransportClass, Tls(trusted.IssueForLoopback()));
+        await using var b = Nodes.Start("server", Node.Stock, Tls(untrusted.IssueForLoopback()));
 
         await AssertNoAssociation(a, b);
         await Poll.Until(() => a.Logs.Any(e => e.LogLevel() >= LogLevel.WarningLevel && e.ToString().Contains("PartialChain")), "the client to log the untrusted chain");
@@ -135,8 +135,8 @@ public abstract partial class TransportSuite
     {
         using var trusted = new TestCertificateAuthority(trusted: true);
         using var untrusted = new TestCertificateAuthority(trusted: false);
-        await using var a = Node.Start("client", Node.Stock, Tls(untrusted.IssueForLoopback(), "suppress-validation = on"));
-        await using var b = Node.Start("server", TransportClass, Tls(trusted.IssueForLoopback()));
+        await using var a = Nodes.Start("client", Node.Stock, Tls(untrusted.IssueForLoopback(), "suppress-validation = on"));
+        await using var b = Nodes.Start("server", TransportClass, Tls(trusted.IssueForLoopback()));
 
         await AssertNoAssociation(a, b);
         await Poll.Until(() => b.Logs.Any(e => e.LogLevel() >= LogLevel.WarningLevel && e.ToString().Contains("PartialChain")), "the server to log the untrusted chain");
@@ -148,7 +148,7 @@ public abstract partial class TransportSuite
         using var authority = new TestCertificateAuthority(trusted: false);
         var publicOnly = authority.WithoutPrivateKey(authority.IssueForLoopback());
 
-        var e = Assert.ThrowsAny<Exception>(() => Node.Start("keyless", TransportClass, Tls(publicOnly)));
+        var e = Assert.ThrowsAny<Exception>(() => Nodes.Start("keyless", TransportClass, Tls(publicOnly)));
 
         var messages = string.Join(" <- ", Chain(e).Select(inner => inner.Message));
         Assert.Contains("ssl.certificate.path", messages);

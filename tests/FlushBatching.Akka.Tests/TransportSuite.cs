@@ -19,6 +19,12 @@ public abstract partial class TransportSuite
     /// <summary>The transport class under test, as written in transport-class.</summary>
     protected abstract string TransportClass { get; }
 
+    /// <summary>Lines every node this suite starts gets in its transport section: the variant of the stack under test.</summary>
+    protected virtual string StackSection => "";
+
+    /// <summary>Starts this suite's nodes, each with <see cref="StackSection"/>.</summary>
+    protected NodeFactory Nodes => new(StackSection);
+
     public static TheoryData<string, string> Peers => new()
     {
         { "under-test", "under-test" },
@@ -41,7 +47,7 @@ public abstract partial class TransportSuite
     [Fact]
     public async Task Start_logs_the_bound_address_and_the_batching_settings_in_effect()
     {
-        await using var node = Node.Start("logs", TransportClass, "batching { max-pending-writes = 7, flush-interval = 3ms }");
+        await using var node = Nodes.Start("logs", TransportClass, "batching { max-pending-writes = 7, flush-interval = 3ms }");
 
         static bool IsStartLine(LogEvent e) => e.Message.ToString()!.Contains("FlushBatching transport listening on");
         await Poll.Until(() => node.Logs.Any(IsStartLine), "the start-up line");
@@ -65,8 +71,8 @@ public abstract partial class TransportSuite
               batching.max-pending-writes = 9
             }
             """;
-        await using var a = Node.Start("own", TransportClass, hocon: hocon);
-        await using var b = Node.Start("own", TransportClass, hocon: hocon);
+        await using var a = Nodes.Start("own", TransportClass, hocon: hocon);
+        await using var b = Nodes.Start("own", TransportClass, hocon: hocon);
         b.System.ActorOf(Props.Create<Echo>(), "echo");
 
         Assert.Equal("over my own section", await (await b.Resolve(a, "echo")).Ask<string>("over my own section", AskTimeout));
@@ -77,8 +83,8 @@ public abstract partial class TransportSuite
     [MemberData(nameof(Peers))]
     public async Task Tell_and_Ask_cross_between_nodes(string client, string server)
     {
-        await using var a = Node.Start("client", ClassOf(client));
-        await using var b = Node.Start("server", ClassOf(server));
+        await using var a = Nodes.Start("client", ClassOf(client));
+        await using var b = Nodes.Start("server", ClassOf(server));
         b.System.ActorOf(Props.Create<Echo>(), "echo");
         var echo = await b.Resolve(a, "echo");
 
@@ -92,8 +98,8 @@ public abstract partial class TransportSuite
     [MemberData(nameof(Peers))]
     public async Task An_actor_deploys_remotely_and_its_death_is_watched(string deployer, string host)
     {
-        await using var a = Node.Start("deployer", ClassOf(deployer));
-        await using var b = Node.Start("host", ClassOf(host));
+        await using var a = Nodes.Start("deployer", ClassOf(deployer));
+        await using var b = Nodes.Start("host", ClassOf(host));
 
         var echo = a.System.ActorOf(Props.Create<Echo>().WithDeploy(new Deploy(new RemoteScope(b.Address))), "deployed");
         Assert.Equal(b.Address, echo.Path.Address);
@@ -114,8 +120,8 @@ public abstract partial class TransportSuite
     public async Task Payloads_up_to_just_under_the_maximum_frame_cross_in_both_directions(string client, string server, string byteOrder)
     {
         var section = $"byte-order = {byteOrder}";
-        await using var a = Node.Start("client", ClassOf(client), section);
-        await using var b = Node.Start("server", ClassOf(server), section);
+        await using var a = Nodes.Start("client", ClassOf(client), section);
+        await using var b = Nodes.Start("server", ClassOf(server), section);
         b.System.ActorOf(Props.Create<Echo>(), "echo");
         var echo = await b.Resolve(a, "echo");
 
@@ -131,8 +137,8 @@ public abstract partial class TransportSuite
     [MemberData(nameof(ExtremeSettings))]
     public async Task A_hundred_thousand_messages_arrive_all_in_order_and_byte_identical(string setting)
     {
-        await using var a = Node.Start("sender", TransportClass, setting);
-        await using var b = Node.Start("receiver", TransportClass, setting);
+        await using var a = Nodes.Start("sender", TransportClass, setting);
+        await using var b = Nodes.Start("receiver", TransportClass, setting);
 
         await SendInOrder(a, b, new Payloads(seed: 20261122, count: 100_000, maxSize: 128000 - EnvelopeRoom), setting);
     }
@@ -143,8 +149,8 @@ public abstract partial class TransportSuite
         // With nothing but the interval to end a batch, each round trip would wait an hour: the burst-end flush must
         // send each request and each reply at once.
         const string section = "batching { max-pending-writes = 65536, max-pending-bytes = 64m, flush-interval = 1h }";
-        await using var a = Node.Start("client", TransportClass, section);
-        await using var b = Node.Start("server", TransportClass, section);
+        await using var a = Nodes.Start("client", TransportClass, section);
+        await using var b = Nodes.Start("server", TransportClass, section);
         b.System.ActorOf(Props.Create<Echo>(), "echo");
         var echo = await b.Resolve(a, "echo");
 

@@ -1,9 +1,14 @@
+using System.Net;
 using Akka.Actor;
 using Akka.Configuration;
+using FlushBatching.Tcp;
 
 namespace FlushBatching.Akka.Tests;
 
-/// <summary>What each stack does with stock's <c>server-socket-worker-pool</c> and <c>client-socket-worker-pool</c>.</summary>
+/// <summary>
+/// What each stack does with stock's <c>server-socket-worker-pool</c> and <c>client-socket-worker-pool</c>, and with
+/// <c>event-loop</c>, which says what runs the DotNetty stack's loops.
+/// </summary>
 public sealed class WorkerPoolTests
 {
     private const string Pools = """
@@ -34,5 +39,44 @@ public sealed class WorkerPoolTests
         Assert.IsType<SocketConnectionStack>(new BatchingTcpTransport(system, ConfigurationFactory.ParseString(Pools)).Stack);
         Assert.Throws<InvalidSettingException>(() =>
             new BatchingTcpTransport(system, ConfigurationFactory.ParseString("server-socket-worker-pool.pool-size-min = 0")));
+    }
+
+    [Theory]
+    [InlineData("", false)]
+    [InlineData("event-loop = thread-pool", false)]
+    [InlineData("event-loop = dedicated", true)]
+    [InlineData("event-loop = DEDICATED", true)]
+    public async Task The_DotNetty_stack_runs_its_channels_on_the_thread_pool_or_on_threads_of_its_own_as_event_loop_says(string setting, bool ownThreads)
+    {
+        using var system = ActorSystem.Create("loops", "akka.actor.provider = local");
+        var settings = BatchingTransportSettings.Create(ConfigurationFactory.ParseString(setting));
+        var stack = new DotNettyConnectionStack(settings.Connection, 1, 1, settings.EventLoop);
+        try
+        {
+            ITransportConnection? inbound = null;
+            var endpoint = await stack.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), c => inbound = c, _ => { });
+            var outbound = (DotNettyConnection)await stack.ConnectAsync(endpoint, settings.Connection);
+
+            var onPoolThread = new TaskCompletionSource<bool>();
+            outbound.EventLoop.Execute(() => onPoolThread.SetResult(Thread.CurrentThread.IsThreadPoolThread));
+
+            Assert.Equal(!ownThreads, await onPoolThread.Task.WaitAsync(TimeSpan.FromSeconds(10)));
+            Assert.Contains(ownThreads ? "event-loop = dedicated" : "event-loop = thread-pool", ((IConnectionStack)stack).Description);
+        }
+        finally
+        {
+            await stack.StopListeningAsync();
+            await stack.StopAsync();
+        }
+    }
+
+    [Fact]
+    public void An_event_loop_other_than_thread_pool_or_dedicated_is_refused_naming_the_key_and_the_choices()
+    {
+        var e = Assert.Throws<InvalidSettingException>(() => BatchingTransportSettings.Create(ConfigurationFactory.ParseString("event-loop = fibers")));
+
+        Assert.Equal("event-loop", e.Key);
+        Assert.Contains("fibers", e.Message);
+        Assert.Contains("thread-pool or dedicated", e.Message);
     }
 }

@@ -17,7 +17,8 @@ namespace FlushBatching.Akka;
 /// Akka's payload as it is; one hand-off per idle-to-busy change hands what is queued to the batching handler, which
 /// writes each length prefix, copies small frames once into a combine buffer and passes large ones through uncopied.
 /// Accepted channels run on <c>server-socket-worker-pool</c> event loops, outbound ones on
-/// <c>client-socket-worker-pool</c> event loops, sized as stock sizes them.
+/// <c>client-socket-worker-pool</c> event loops, sized as stock sizes them; <c>event-loop</c> says whether they borrow
+/// the .NET thread pool's threads (<c>thread-pool</c>, the default) or keep one each (<c>dedicated</c>, as stock).
 /// </para>
 /// </remarks>
 public sealed class DotNettyBatchingTransport : FlushBatchingTransport
@@ -27,7 +28,7 @@ public sealed class DotNettyBatchingTransport : FlushBatchingTransport
     /// <param name="config">The transport's section, such as <c>akka.remote.dot-netty.tcp</c>.</param>
     /// <exception cref="InvalidSettingException">A key has a bad value; the message names the key, the value and what is allowed.</exception>
     public DotNettyBatchingTransport(ActorSystem system, Config config)
-        : base(system, config, settings => new DotNettyConnectionStack(settings.Connection, settings.ServerWorkerPoolSize, settings.ClientWorkerPoolSize))
+        : base(system, config, settings => new DotNettyConnectionStack(settings.Connection, settings.ServerWorkerPoolSize, settings.ClientWorkerPoolSize, settings.EventLoop))
     {
     }
 }

@@ -22,8 +22,13 @@ namespace FlushBatching.Akka;
 /// </para>
 /// <para>
 /// Work goes to the event loop only while it is not shutting down: a loop shuts down only when the transport stops, after
-/// it closed its channels, so a loop shutting down is treated as a closed channel. A close is graceful within
-/// <see cref="ConnectionSettings.CloseTimeout"/>, then aborted, as the core's connections close.
+/// it closed its channels, so a loop shutting down, or one that refuses the work, is treated as a closed channel. A
+/// close is graceful within <see cref="ConnectionSettings.CloseTimeout"/>, then aborted, as the core's connections close.
+/// </para>
+/// <para>
+/// Writes and the start of a close are linearizable, as the core's are: one lock orders each write's check, queueing and
+/// hand-off request against the close's mark, so a write either is refused or is queued before the close's own
+/// hand-off, which sends it. A hand-off the event loop refuses refuses its write and every later one.
 /// </para>
 /// </remarks>
 internal sealed class DotNettyConnection : ITransportConnection
@@ -37,8 +42,11 @@ internal sealed class DotNettyConnection : ITransportConnection
     private readonly Diagnostics.FlushBatchingMetrics _metrics;
     private readonly DotNettyWriteQueue _queue;
     private readonly BatchingWriterHandler _batching;
+    private readonly object _gate = new();
     private ITimer? _closeDeadline;
-    private int _closing;
+
+    // Read and set under _gate only.
+    private bool _closing;
 
     /// <param name="channel">The channel, its pipeline not built yet.</param>
     /// <param name="settings">The connection's settings.</param>
@@ -79,37 +87,39 @@ internal sealed class DotNettyConnection : ITransportConnection
     public bool TryWrite(ByteString payload)
     {
         FrameEncoder.EnsurePayloadFits(payload.Length, _framing);
-        if (Volatile.Read(ref _closing) != 0 || !_channel.Open)
+        lock (_gate)
         {
-            return false;
-        }
-
-        // Unsent bytes are those queued here for the event loop and those in the channel's outbound buffer: a write
-        // is refused once they pass the high-water mark, even while a busy event loop has not taken the queue.
-        var room = _channel.IsWritable ? _channel.Unsafe.OutboundBuffer?.BytesBeforeUnwritable() ?? 0 : -1;
-        switch (_queue.TryEnqueue(payload, room))
-        {
-            case DotNettyWriteQueue.Outcome.Refused:
-                _metrics.RecordRefused();
+            if (_closing || !_channel.Open)
+            {
                 return false;
-            case DotNettyWriteQueue.Outcome.QueuedHandOffNeeded when !TryRunOnEventLoop(HandOffTask):
-                // The transport is stopping the event loops under this write: the channel is gone.
-                _queue.Clear();
-                return false;
-        }
+            }
 
-        return true;
+            // Unsent bytes are those queued here for the event loop and those in the channel's outbound buffer: a write
+            // is refused once they pass the high-water mark, even while a busy event loop has not taken the queue.
+            var room = _channel.IsWritable ? _channel.Unsafe.OutboundBuffer?.BytesBeforeUnwritable() ?? 0 : -1;
+            switch (_queue.TryEnqueue(payload, room))
+            {
+                case DotNettyWriteQueue.Outcome.Refused:
+                    _metrics.RecordRefused();
+                    return false;
+                case DotNettyWriteQueue.Outcome.QueuedHandOffNeeded when !TryRunOnEventLoop(HandOffTask):
+                    // The transport is stopping the event loops under this write: the channel is gone, and no hand-off
+                    // will come for what is queued, so nothing more is accepted.
+                    _closing = true;
+                    _queue.Clear();
+                    return false;
+            }
+
+            return true;
+        }
     }
 
     public void StartReading(IPayloadReceiver receiver)
     {
-        if (_channel.EventLoop.IsShuttingDown)
+        if (!TryRunOnEventLoop(state => ((DotNettyConnection)state).Tail.StartReading(_channel, receiver)))
         {
             receiver.OnClosed(Tail.Failure);
-            return;
         }
-
-        _channel.EventLoop.Execute(() => Tail.StartReading(_channel, receiver));
     }
 
     /// <summary>
@@ -118,7 +128,14 @@ internal sealed class DotNettyConnection : ITransportConnection
     /// </summary>
     public Task CloseAsync()
     {
-        if (Interlocked.Exchange(ref _closing, 1) == 0 && _channel.Open)
+        bool first;
+        lock (_gate)
+        {
+            first = !_closing;
+            _closing = true;
+        }
+
+        if (first && _channel.Open)
         {
             Volatile.Write(ref _closeDeadline, _settings.TimeProvider.CreateTimer(
                 static state => ((DotNettyConnection)state!).OnCloseDeadline(), this, _settings.CloseTimeout, Timeout.InfiniteTimeSpan));
@@ -128,7 +145,10 @@ internal sealed class DotNettyConnection : ITransportConnection
             }
 
             // On a loop that is stopping, nothing more can be flushed: the stack closes its channels before it stops one.
-            TryRunOnEventLoop(CloseTask);
+            if (!TryRunOnEventLoop(CloseTask))
+            {
+                ObservedTasks.Observe(_channel.CloseAsync());
+            }
         }
 
         return Completion;
@@ -137,8 +157,12 @@ internal sealed class DotNettyConnection : ITransportConnection
     /// <summary>Closes the channel at once; what it has not sent is dropped and its buffers released.</summary>
     public void Abort()
     {
-        Interlocked.Exchange(ref _closing, 1);
-        _channel.CloseAsync();
+        lock (_gate)
+        {
+            _closing = true;
+        }
+
+        ObservedTasks.Observe(_channel.CloseAsync());
     }
 
     public override string ToString() => $"{_channel.LocalAddress} -> {_channel.RemoteAddress}";
@@ -174,6 +198,8 @@ internal sealed class DotNettyConnection : ITransportConnection
         Tail.FlushThenClose(_channel);
     }
 
+    // False when the loop is stopping: DotNetty's own loop refuses work once shut down (RejectedExecutionException), and
+    // between its check and this call it may have begun to.
     private bool TryRunOnEventLoop(Action<object> task)
     {
         if (_channel.EventLoop.IsShuttingDown)
@@ -181,8 +207,15 @@ internal sealed class DotNettyConnection : ITransportConnection
             return false;
         }
 
-        _channel.EventLoop.Execute(task, this);
-        return true;
+        try
+        {
+            _channel.EventLoop.Execute(task, this);
+            return true;
+        }
+        catch (RejectedExecutionException)
+        {
+            return false;
+        }
     }
 
     // Past the close's bound: what is still queued here or in the channel was not read by the peer; the connection ends
@@ -195,7 +228,7 @@ internal sealed class DotNettyConnection : ITransportConnection
             $"with {unsent:N0} bytes unsent: the peer did not read them.");
         if (!TryRunOnEventLoop(state => ((DotNettyConnection)state).Tail.Abort(reason)))
         {
-            _channel.CloseAsync();
+            ObservedTasks.Observe(_channel.CloseAsync());
         }
     }
 

@@ -7,10 +7,10 @@ namespace FlushBatching.Akka;
 /// <summary>
 /// DotNetty as an <see cref="IConnectionStack"/>: a <see cref="DotNettyListener"/> and a <see cref="DotNettyConnector"/>
 /// whose channels <see cref="DotNettyPipeline"/> builds, and the stop of everything they opened. Accepted channels run
-/// on a group of <see cref="ThreadPoolEventLoop"/>s sized by <c>server-socket-worker-pool</c>, outbound ones on a group
-/// sized by <c>client-socket-worker-pool</c>: as stock's, each loop runs its channels' work one task at a time, so the
-/// sizes bound how many connections do I/O at once; unlike stock's, the loops borrow the .NET thread pool's threads
-/// rather than keeping threads of their own.
+/// on a group of event loops sized by <c>server-socket-worker-pool</c>, outbound ones on a group sized by
+/// <c>client-socket-worker-pool</c>: as stock's, each loop runs its channels' work one task at a time, so the sizes
+/// bound how many connections do I/O at once. The loops are <see cref="ThreadPoolEventLoop"/>s, which borrow the .NET
+/// thread pool's threads, or DotNetty's own with a thread each, as stock's: see <see cref="EventLoopKind"/>.
 /// </summary>
 internal sealed class DotNettyConnectionStack : IConnectionStack
 {
@@ -24,15 +24,21 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
     private readonly DotNettyListener _listener;
     private readonly DotNettyConnector _connector;
 
-    public DotNettyConnectionStack(ConnectionSettings settings, int serverEventLoops, int clientEventLoops)
+    public DotNettyConnectionStack(ConnectionSettings settings, int serverEventLoops, int clientEventLoops, EventLoopKind loops)
     {
-        _serverGroup = new MultithreadEventLoopGroup(static group => new ThreadPoolEventLoop(group), serverEventLoops);
-        _clientGroup = new MultithreadEventLoopGroup(static group => new ThreadPoolEventLoop(group), clientEventLoops);
+        Loops = loops;
+        _serverGroup = Group(loops, serverEventLoops);
+        _clientGroup = Group(loops, clientEventLoops);
         _listener = new DotNettyListener(settings, _serverGroup, KeepOrClose, StepBound);
         _connector = new DotNettyConnector(_clientGroup, KeepOrClose);
     }
 
     public string Name => "DotNetty";
+
+    public string Description => $"DotNetty, {SettingKeys.EventLoop} = {(Loops == EventLoopKind.Dedicated ? "dedicated" : "thread-pool")}";
+
+    /// <summary>What runs the event loops.</summary>
+    internal EventLoopKind Loops { get; }
 
     /// <summary>The event loops of accepted channels, and of outbound ones.</summary>
     internal (int Server, int Client) EventLoops => (_serverGroup.Items.Count(), _clientGroup.Items.Count());
@@ -71,6 +77,10 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
         }
     }
 
+    private static MultithreadEventLoopGroup Group(EventLoopKind loops, int count) => loops == EventLoopKind.Dedicated
+        ? new MultithreadEventLoopGroup(count)
+        : new MultithreadEventLoopGroup(static group => new ThreadPoolEventLoop(group), count);
+
     private static async Task CloseQuietlyAsync(IChannel channel)
     {
         try
@@ -91,7 +101,7 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
             return true;
         }
 
-        channel.CloseAsync();
+        ObservedTasks.Observe(channel.CloseAsync());
         return false;
     }
 }

@@ -80,7 +80,7 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
         var written = _context!.WriteAsync(Wrap(payload));
         if (!ReferenceEquals(written, _lastWrite))
         {
-            ObserveFailure(_lastWrite);
+            ObservedTasks.Observe(_lastWrite);
             _lastWrite = written;
         }
     }
@@ -112,7 +112,10 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
     public void Abort(Exception? reason)
     {
         Failure ??= reason;
-        _context?.Channel.CloseAsync();
+        if (_context is { } context)
+        {
+            ObservedTasks.Observe(context.Channel.CloseAsync());
+        }
     }
 
     /// <summary>Flushes what was written, and closes the channel once the last write is on the wire.</summary>
@@ -123,7 +126,7 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
             static (written, channel) =>
             {
                 _ = written.Exception;
-                ((IChannel)channel!).CloseAsync();
+                ObservedTasks.Observe(((IChannel)channel!).CloseAsync());
             },
             channel, TaskScheduler.Default);
     }
@@ -181,25 +184,17 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
     public override void ExceptionCaught(IChannelHandlerContext context, Exception exception)
     {
         Failure ??= exception;
-        context.CloseAsync();
+        ObservedTasks.Observe(context.CloseAsync());
     }
 
     public override void ChannelInactive(IChannelHandlerContext context)
     {
         _ended = true;
-        ObserveFailure(_lastWrite);
+        ObservedTasks.Observe(_lastWrite);
         _onEnded();
         _ready.TrySetException(Failure ?? new IOException($"The connection {context.Channel.LocalAddress} -> {context.Channel.RemoteAddress} closed before it was set up."));
         _receiver?.OnClosed(Failure);
         context.FireChannelInactive();
-    }
-
-    private static void ObserveFailure(Task written)
-    {
-        if (!written.IsCompletedSuccessfully)
-        {
-            written.ContinueWith(static failed => _ = failed.Exception, CancellationToken.None, TaskContinuationOptions.OnlyOnFaulted | TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
-        }
     }
 
     // The payload's own array, wrapped: BatchingWriterHandler copies a small one once into its combine buffer and
