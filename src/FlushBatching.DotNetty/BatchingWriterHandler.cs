@@ -62,6 +62,11 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     private readonly IntervalTimer _interval;
     private IChannelHandlerContext? _context;
 
+    // Set while a write is being put down. The channel may turn unwritable part-way (the combine buffer before it goes
+    // down first): the drain then waits for the write's end, so it flushes the write too instead of leaving it behind.
+    private bool _writing;
+    private bool _drainWhenWritten;
+
     // When the oldest pending write was written or queued, for the queue-delay metric; 0 when that went unheard.
     private long _batchSince;
 
@@ -156,10 +161,28 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
             _batchSince = _queuedSince ?? (_policy.Settings.Enabled ? _policy.PendingSince : _metrics.QueueDelayStart(_timeProvider));
         }
 
-        var written = _combiner.Write(context, message);
+        Task written;
+        _writing = true;
+        try
+        {
+            written = _combiner.Write(context, message);
+        }
+        finally
+        {
+            _writing = false;
+        }
+
+        if (_drainWhenWritten)
+        {
+            // Putting the write down turned the channel unwritable: the drain flushes it with what came before it.
+            _drainWhenWritten = false;
+            Drain(context);
+            return written;
+        }
+
         if (!_policy.HasPending)
         {
-            // The write turned the channel unwritable and the drain that followed already flushed it.
+            // The channel ended under the write (ChannelInactive dropped what was pending): nothing is left to flush.
             return written;
         }
 
@@ -207,7 +230,14 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     {
         if (!context.Channel.IsWritable)
         {
-            Drain(context);
+            if (_writing)
+            {
+                _drainWhenWritten = true;
+            }
+            else
+            {
+                Drain(context);
+            }
         }
 
         context.FireChannelWritabilityChanged();

@@ -32,6 +32,7 @@ public sealed class FlushBatchingOptionsTests
             WriteBufferHighWaterMark = 4 * 1024 * 1024,
             WriteBufferLowWaterMark = 1000,
             ByteOrder = ByteOrder.BigEndian,
+            EventLoop = DotNettyEventLoop.Dedicated,
         });
 
         Assert.Equal("FlushBatching.Akka.DotNettyBatchingTransport, FlushBatching.Akka", section.GetString("transport-class"));
@@ -42,6 +43,7 @@ public sealed class FlushBatchingOptionsTests
         Assert.Equal("4194304b", section.GetString("write-buffer-high-water-mark"));
         Assert.Equal("1000b", section.GetString("write-buffer-low-water-mark"));
         Assert.Equal("big-endian", section.GetString("byte-order"));
+        Assert.Equal("dedicated", section.GetString("event-loop"));
     }
 
     public static TheoryData<Action<FlushBatchingOptions>, string> BadValues => new()
@@ -53,6 +55,7 @@ public sealed class FlushBatchingOptionsTests
         { o => { o.WriteBufferHighWaterMark = 1000; o.WriteBufferLowWaterMark = 2000; }, "for 'write-buffer-low-water-mark'" },
         { o => o.WriteBufferLowWaterMark = -1, "for 'write-buffer-low-water-mark'" },
         { o => o.MaxPendingBytes = -1, "for 'batching.max-pending-bytes'" },
+        { o => o.EventLoop = (DotNettyEventLoop)7, "Invalid value '7' for 'event-loop'" },
     };
 
     [Theory]
@@ -82,7 +85,7 @@ public sealed class FlushBatchingOptionsTests
     {
         const string json = """
             { "FlushBatching": { "Transport": "DotNetty", "MaxPendingWrites": 128, "MaxPendingBytes": 65536,
-                                 "FlushInterval": "00:00:00.005", "ByteOrder": "BigEndian" } }
+                                 "FlushInterval": "00:00:00.005", "ByteOrder": "BigEndian", "EventLoop": "Dedicated" } }
             """;
         var configuration = new ConfigurationBuilder().AddJsonStream(new MemoryStream(Encoding.UTF8.GetBytes(json))).Build();
 
@@ -93,6 +96,7 @@ public sealed class FlushBatchingOptionsTests
         Assert.Equal(65536, options.MaxPendingBytes);
         Assert.Equal(TimeSpan.FromMilliseconds(5), options.FlushInterval);
         Assert.Equal(ByteOrder.BigEndian, options.ByteOrder);
+        Assert.Equal(DotNettyEventLoop.Dedicated, options.EventLoop);
         Assert.Null(options.BatchingEnabled);
         Assert.Equal("65536b", Section(options).GetString("batching.max-pending-bytes"));
     }

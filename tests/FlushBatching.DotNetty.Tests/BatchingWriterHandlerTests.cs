@@ -97,6 +97,28 @@ public sealed class BatchingWriterHandlerTests : BatchingWriterHandlerSuite
     }
 
     [Fact]
+    public void A_write_whose_full_combine_buffer_turns_the_channel_unwritable_goes_out_with_the_drain()
+    {
+        // The third write sends the full combine buffer down first, which passes the high-water mark: the drain that
+        // follows must flush the third too (it once left it combined and unflushed, waiting for a next write), and
+        // nothing waits for the burst's end.
+        Start(Settings(bytes: 1024 * 1024));
+        Channel.Configuration.WriteBufferHighWaterMark = CombineBufferSize / 2;
+        Channel.Configuration.WriteBufferLowWaterMark = CombineBufferSize / 4;
+        var size = (CombineBufferSize / 3) + 1;
+        Write(size);
+        Write(size);
+        Write(size);
+
+        Assert.Equal(1, Probe.Flushes);
+        Assert.Equal("drain", SingleReason());
+        Assert.Equal([[0, 1], [2]], ReadBuffers());
+        Channel.RunPendingTasks();
+        Assert.Equal(1, Probe.Flushes);
+        AssertAllSentInOrder();
+    }
+
+    [Fact]
     public void Combined_write_tasks_complete_together_when_their_buffer_is_written()
     {
         Start(Settings());

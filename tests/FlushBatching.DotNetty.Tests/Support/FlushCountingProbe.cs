@@ -7,6 +7,9 @@ public sealed class FlushCountingProbe : ChannelHandlerAdapter
 {
     public int Flushes { get; private set; }
 
+    /// <summary>Counts from zero again: after a TLS handshake's own flushes, say.</summary>
+    public void Reset() => Flushes = 0;
+
     public override void Flush(IChannelHandlerContext context)
     {
         Flushes++;
