@@ -20,11 +20,13 @@ mkdir -p "$out"/remote-100 "$out"/remote-3 "$out"/inproc-100 "$out"/inproc-3 "$o
   "$out"/transport
 
 # RemotePingPong across two processes: one server for every run, clients at the default payload and at 3 bytes. The
-# ceiling (Akka.Remote over no I/O at all) runs beside them, in the client process.
+# ceiling (Akka.Remote over no I/O at all) runs beside them, in the client process. The DotNetty stack runs on both of
+# its event-loop kinds: flushbatching-dotnetty on the thread pool (the default), flushbatching-dotnetty-dedicated on
+# DotNetty's own loops.
 start_server "$out/server.log"
 for run in $(seq 1 "$repeat"); do
   for payload in 100 3; do
-    dotnet "$rpp" --role client --server "$address" --transport flushbatching,flushbatching-dotnetty,stock,ceiling \
+    dotnet "$rpp" --role client --server "$address" --transport flushbatching,flushbatching-dotnetty,flushbatching-dotnetty-dedicated,stock,ceiling \
       --clients 1,5,10,30 --messages 20000 --payload "$payload" --json "$out/remote-$payload/run-$run.json" \
       >"$out/remote-$payload/run-$run.txt" 2>&1
   done
@@ -35,7 +37,7 @@ stop_server
 # itself allows, at the client counts where Akka's own costs dominate.
 for run in $(seq 1 "$repeat"); do
   for payload in 100 3; do
-    dotnet "$rpp" --transport flushbatching,flushbatching-dotnetty,stock,ceiling --clients 15,30 --messages 20000 \
+    dotnet "$rpp" --transport flushbatching,flushbatching-dotnetty,flushbatching-dotnetty-dedicated,stock,ceiling --clients 15,30 --messages 20000 \
       --payload "$payload" --json "$out/inproc-$payload/run-$run.json" >"$out/inproc-$payload/run-$run.txt" 2>&1
   done
 done
@@ -51,7 +53,7 @@ done
 
 # One message in flight, both systems in one process: the light-load round trip.
 for run in $(seq 1 "$repeat"); do
-  dotnet "$rpp" --transport flushbatching,flushbatching-dotnetty,stock,stock-nobatching,ceiling --clients 1 --messages 1000 \
+  dotnet "$rpp" --transport flushbatching,flushbatching-dotnetty,flushbatching-dotnetty-dedicated,stock,stock-nobatching,ceiling --clients 1 --messages 1000 \
     --latency --round-trips 20000 --payload 3 --json "$out/latency/run-$run.json" >"$out/latency/run-$run.txt" 2>&1
 done
 

@@ -22,7 +22,8 @@ def grouped(rows, key):
     return groups
 
 
-TRANSPORTS = ("flushbatching", "flushbatching-dotnetty", "stock", "ceiling")
+# flushbatching-dotnetty is the DotNetty stack on its default thread-pool event loops; -dedicated on DotNetty's own.
+TRANSPORTS = ("flushbatching", "flushbatching-dotnetty", "flushbatching-dotnetty-dedicated", "stock", "ceiling")
 
 
 def rows_of(data):

@@ -69,6 +69,11 @@ var peersOption = ListOptions.Numbers(
     []);
 var peersWindowOption = new Option<int>("--peers-window") { Description = "With --peers: seconds the hub's CPU and round trips are measured, every peer up.", DefaultValueFactory = _ => 10 };
 var hubOption = new Option<string?>("--hub") { Description = "With --role peers: the hub's address." };
+var starvePoolOption = new Option<int>("--starve-pool")
+{
+    Description = "With --role server: keep this many work items blocking the .NET thread pool (each sleeps 20 ms and queues itself again), " +
+        "as sync-over-async in actors does, on a pool held at that many threads, to see what a starved pool does to each transport's round trips.",
+};
 var portOption = new Option<int>("--port") { Description = "With --role server: the port clients reach the server on.", DefaultValueFactory = _ => 4055 };
 
 var root = new RootCommand(
@@ -76,7 +81,7 @@ var root = new RootCommand(
 {
     transportOption, clientsOption, messagesOption, repeatOption, payloadOption, setOption, latencyOption, roundTripsOption, quickOption, jsonOption,
     sweepOption, sweepWritesOption, sweepBytesOption, sweepIntervalOption, roleOption, serverOption, serverTransportOption, hostnameOption,
-    publicHostnameOption, portOption, inFlightOption, frameSizeOption, peersOption, peersWindowOption, hubOption, soakOption, soakCycleOption, sampleEveryOption, tlsOption, openLoopOption, openLoopSecondsOption, p99BoundOption,
+    publicHostnameOption, portOption, starvePoolOption, inFlightOption, frameSizeOption, peersOption, peersWindowOption, hubOption, soakOption, soakCycleOption, sampleEveryOption, tlsOption, openLoopOption, openLoopSecondsOption, p99BoundOption,
     warmUpLimitOption,
 };
 
@@ -87,7 +92,7 @@ root.SetAction(async (parse, _) =>
     var publicHostname = parse.GetValue(publicHostnameOption)!;
     if (role == "server")
     {
-        return await ServerRole.RunAsync(hostname, publicHostname, parse.GetValue(portOption));
+        return await ServerRole.RunAsync(hostname, publicHostname, parse.GetValue(portOption), parse.GetValue(starvePoolOption));
     }
 
     if (role == "client" && parse.GetValue(serverOption) is null)

@@ -10,6 +10,9 @@ internal sealed record TransportUnderTest(string Name, string TransportClass, st
 
     public const string FlushBatching = "flushbatching";
     public const string FlushBatchingDotNetty = "flushbatching-dotnetty";
+
+    /// <summary>The DotNetty stack on DotNetty's own event loops, a thread each (<c>event-loop = dedicated</c>), as stock's.</summary>
+    public const string FlushBatchingDotNettyDedicated = "flushbatching-dotnetty-dedicated";
     public const string Stock = "stock";
     public const string StockNoBatching = "stock-nobatching";
 
@@ -28,10 +31,10 @@ internal sealed record TransportUnderTest(string Name, string TransportClass, st
     /// </summary>
     public const string CeilingCopy = "ceiling-copy";
 
-    public static readonly string[] Names = [FlushBatching, FlushBatchingDotNetty, Stock, StockNoBatching, Ceiling, CeilingOneHandOff, CeilingTwoHandOffs, CeilingCopy];
+    public static readonly string[] Names = [FlushBatching, FlushBatchingDotNetty, FlushBatchingDotNettyDedicated, Stock, StockNoBatching, Ceiling, CeilingOneHandOff, CeilingTwoHandOffs, CeilingCopy];
 
     /// <summary>The transports a server process can run its echo systems on: all but the in-memory ceiling.</summary>
-    public static readonly string[] ServerNames = [FlushBatching, FlushBatchingDotNetty, Stock, StockNoBatching];
+    public static readonly string[] ServerNames = [FlushBatching, FlushBatchingDotNetty, FlushBatchingDotNettyDedicated, Stock, StockNoBatching];
 
     /// <summary>The transport called <paramref name="name"/>.</summary>
     /// <param name="section">Lines for this project's transports only (<c>--set</c>).</param>
@@ -39,7 +42,8 @@ internal sealed record TransportUnderTest(string Name, string TransportClass, st
     public static TransportUnderTest Create(string name, string section, string shared = "") => name switch
     {
         FlushBatching => new(name, "FlushBatching.Akka.BatchingTcpTransport, FlushBatching.Akka", Lines(shared, section), true),
-        FlushBatchingDotNetty => new(name, "FlushBatching.Akka.DotNettyBatchingTransport, FlushBatching.Akka", Lines(shared, section), true),
+        FlushBatchingDotNetty => new(name, "FlushBatching.Akka.DotNettyBatchingTransport, FlushBatching.Akka", Lines(shared, "event-loop = thread-pool", section), true),
+        FlushBatchingDotNettyDedicated => new(name, "FlushBatching.Akka.DotNettyBatchingTransport, FlushBatching.Akka", Lines(shared, "event-loop = dedicated", section), true),
         Stock => new(name, "Akka.Remote.Transport.DotNetty.TcpTransport, Akka.Remote", shared, false),
         StockNoBatching => new(name, "Akka.Remote.Transport.DotNetty.TcpTransport, Akka.Remote", Lines(shared, "batching.enabled = false"), false),
         Ceiling => InMemory(name, shared, 0),

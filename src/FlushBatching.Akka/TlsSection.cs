@@ -58,7 +58,10 @@ internal static class TlsSection
         var suppressValidation = read.Boolean(SuppressValidationKey);
         var requireMutualAuthentication = read.Boolean(RequireMutualAuthenticationKey);
         var validateHostname = read.Boolean(ValidateCertificateHostnameKey);
-        var byThumbprint = read.Boolean(CertificatePrefix + "use-thumbprint-over-file");
+        // Stock reads the switch under both spellings: Akka's own reference.conf spelt it use-thumprint-over-file from 2018
+        // to 2022, and configurations copied from those years' docs still do. Either one on takes the store.
+        var byThumbprint = read.Boolean(CertificatePrefix + "use-thumbprint-over-file")
+            || (read.Config.HasPath(CertificatePrefix + "use-thumprint-over-file") && read.Boolean(CertificatePrefix + "use-thumprint-over-file"));
         TlsSettings tls;
         if (byThumbprint)
         {

@@ -15,11 +15,18 @@ internal sealed class IntervalTimer(TimeProvider timeProvider, Action onDue)
     private static readonly TimerCallback OnFired = static state =>
     {
         // An event loop shutting down after the timer was armed has closed its channels: nothing is left to flush.
-        // DotNetty 0.7.6 would take the task and never run it; it does not throw.
+        // DotNetty 0.7.6 takes the task while shutting down and never runs it; once shut down it refuses it, which can
+        // happen between the look and the call: an exception out of a timer's callback would end the process.
         var timer = (IntervalTimer)state!;
         if (timer._executor is { IsShuttingDown: false } executor)
         {
-            executor.Execute(RunTask, timer);
+            try
+            {
+                executor.Execute(RunTask, timer);
+            }
+            catch (RejectedExecutionException)
+            {
+            }
         }
     };
 

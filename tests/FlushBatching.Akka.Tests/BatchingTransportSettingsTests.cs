@@ -354,6 +354,22 @@ public sealed class BatchingTransportSettingsTests
     }
 
     [Theory]
+    [InlineData("use-thumbprint-over-file = on", "ssl.certificate.thumbprint")]
+    [InlineData("use-thumprint-over-file = on", "ssl.certificate.thumbprint")] // Akka's own spelling from 2018 to 2022, which stock still reads
+    [InlineData("use-thumprint-over-file = on, use-thumbprint-over-file = off", "ssl.certificate.thumbprint")]
+    [InlineData("use-thumprint-over-file = off", "ssl.certificate.path")]
+    [InlineData("", "ssl.certificate.path")]
+    public void The_thumbprint_switch_is_read_under_both_spellings_stock_reads(string switches, string keyOfTheRefusal)
+    {
+        // Either spelling on takes the certificate from the store, as stock's reading does; neither on, from the file.
+        // The store has no certificate of that thumbprint and the file is not set: the refusal says which was used.
+        var e = Assert.Throws<InvalidSettingException>(() => BatchingTransportSettings.Create(ConfigurationFactory.ParseString(
+            $"enable-ssl = on\nssl.certificate {{ {switches}, thumbprint = 0123456789abcdef0123456789abcdef01234567, store-name = my }}".Replace("{ , ", "{ "))));
+
+        Assert.Equal(keyOfTheRefusal, e.Key);
+    }
+
+    [Theory]
     [InlineData("MY", "current-user")]
     [InlineData("root", "local-machine")]
     public void Store_names_of_any_case_and_both_store_locations_are_read(string name, string location)
