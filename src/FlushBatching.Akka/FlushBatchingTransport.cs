@@ -65,6 +65,24 @@ public abstract class FlushBatchingTransport : Transport
     public const string AddressTag = "akka.address";
 
     /// <summary>
+    /// The tag of <c>flushbatching.transport.listening</c> that names the I/O stack: <c>sockets</c> or <c>dotnetty</c>.
+    /// </summary>
+    public const string StackTag = "flushbatching.stack";
+
+    /// <summary>
+    /// The tag of <c>flushbatching.transport.listening</c> that names what runs the DotNetty stack's event loops:
+    /// <c>thread-pool</c> or <c>dedicated</c>, as <c>event-loop</c> says. The sockets stack has none.
+    /// </summary>
+    public const string EventLoopTag = "flushbatching.event_loop";
+
+    /// <summary>
+    /// The instrument that reads 1 for every FlushBatching transport listening in the process, tagged with its
+    /// <see cref="AddressTag"/>, <see cref="StackTag"/> and, on DotNetty, <see cref="EventLoopTag"/>: that a node runs
+    /// this transport, and on which stack, can be checked from its metrics at any log level.
+    /// </summary>
+    public const string ListeningInstrument = "flushbatching.transport.listening";
+
+    /// <summary>
     /// Reads <paramref name="section"/> as a transport reads its own at start, over the package's defaults, and throws
     /// what the transport would throw: so that a host refuses a bad value before its ActorSystem starts, with the same
     /// message. <c>FlushBatching.Akka.Hosting</c> checks its options through this.
@@ -108,8 +126,24 @@ public abstract class FlushBatchingTransport : Transport
 
         _listening = true;
         var address = Settings.Addressing.ListenAddress(SchemeIdentifier, System.Name, bound);
+        PublishListening("akka." + address);
         Log.Info("FlushBatching transport listening on akka.{0} ({1}, {2}); {3}", address, bound, _stack.Description, Settings);
         return (address, _associationListener);
+    }
+
+    // One series while this transport listens, on its own Meter: disposed at shutdown, the series ends with it.
+    private void PublishListening(string address)
+    {
+        var tags = new List<KeyValuePair<string, object?>> { new(AddressTag, address), new(StackTag, _stack.Name.ToLowerInvariant()) };
+        if (_stack is DotNettyConnectionStack dotNetty)
+        {
+            tags.Add(new(EventLoopTag, dotNetty.Loops == EventLoopKind.Dedicated ? "dedicated" : "thread-pool"));
+        }
+
+        var measurement = new System.Diagnostics.Metrics.Measurement<int>(1, tags);
+        Settings.Connection.Metrics.Meter.CreateObservableUpDownCounter(
+            ListeningInstrument, () => measurement, "{transport}",
+            "1 for each FlushBatching transport listening, tagged with its address, its stack and (DotNetty) its event loops.");
     }
 
     /// <inheritdoc />

@@ -6,4 +6,6 @@ namespace FlushBatching.Akka.Tests;
 public sealed class BatchingTcpTransportTests : TransportSuite
 {
     protected override string TransportClass => Node.BatchingTcp;
+
+    protected override string ListeningTags => "flushbatching.stack=sockets";
 }

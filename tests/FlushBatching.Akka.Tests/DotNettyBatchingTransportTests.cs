@@ -11,11 +11,15 @@ public abstract class DotNettyBatchingTransportTests : TransportSuite
     public sealed class OnThreadPoolLoops : DotNettyBatchingTransportTests
     {
         protected override string StackSection => "event-loop = thread-pool";
+
+        protected override string ListeningTags => "flushbatching.event_loop=thread-pool flushbatching.stack=dotnetty";
     }
 
     /// <summary>On DotNetty's own loops, a thread each.</summary>
     public sealed class OnDedicatedLoops : DotNettyBatchingTransportTests
     {
         protected override string StackSection => "event-loop = dedicated";
+
+        protected override string ListeningTags => "flushbatching.event_loop=dedicated flushbatching.stack=dotnetty";
     }
 }
