@@ -337,9 +337,10 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         outbound.ReadHandlerSource.SetResult(new EventCollector());
         (await inbound.Next<InboundAssociation>()).Association.ReadHandlerSource.SetResult(new EventCollector());
 
-        // Closed within the grace, or (on a machine too slow for 500ms) aborted with nothing left: clean either way.
+        // The one connection open, closed within the grace, or (on a machine too slow for 500ms) aborted with nothing
+        // left: clean either way. A connection the transport did not track would count in neither.
         Assert.True(await client.Shutdown().WaitAsync(ShutdownTimeout));
-        Assert.Matches(@"[01] connection\(s\) closed, [01] aborted after 500ms with 0 bytes unsent", await ShutdownLine());
+        Assert.Matches(@"(1 connection\(s\) closed, 0 aborted|0 connection\(s\) closed, 1 aborted) after 500ms with 0 bytes unsent", await ShutdownLine());
     }
 
     [Theory]

@@ -15,8 +15,12 @@ namespace FlushBatching.Akka;
 internal sealed class DotNettyConnectionStack : IConnectionStack
 {
     // How long each step of stopping waits on an event loop: the server channel closing itself once its socket is
-    // closed (one turn of its loop), channels closing, the loops terminating. Under the transport's own bound.
+    // closed (one turn of its loop), channels closing. Under the transport's own bound (2 s).
     private static readonly TimeSpan StepBound = TimeSpan.FromSeconds(1);
+
+    // How long the loops' shutdown may take after that: with the channels' step, the whole stop stays well inside the
+    // transport's bound. A thread-pool loop held by a task counts as terminated then; DotNetty's own loop cannot.
+    private static readonly TimeSpan LoopShutdownBound = TimeSpan.FromMilliseconds(500);
 
     private readonly MultithreadEventLoopGroup _serverGroup;
     private readonly MultithreadEventLoopGroup _clientGroup;
@@ -53,16 +57,19 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
 
     /// <summary>
     /// Closes every channel still open, then stops the event loops. A channel whose event loop stopped first would
-    /// never close its socket: one accepted while the transport shut down, say, which no one had announced yet. Each
-    /// step is bounded by <see cref="StepBound"/>: a loop too busy to close its channels in time is stopped anyway.
+    /// never close its socket: one accepted while the transport shut down, say, which no one had announced yet. The
+    /// closes are awaited for <see cref="StepBound"/>, then the loops are stopped anyway within
+    /// <see cref="LoopShutdownBound"/>: a thread-pool loop held by a task that does not return counts as terminated at
+    /// that bound; one of DotNetty's own loops (<c>event-loop = dedicated</c>) ends only when its thread is free, and the
+    /// transport's bound names it and goes on.
     /// </summary>
     public async Task StopAsync()
     {
         var closing = Task.WhenAll(_channels.Close().Select(CloseQuietlyAsync));
         await Task.WhenAny(closing, Task.Delay(StepBound)).ConfigureAwait(false);
         await Task.WhenAll(
-            _serverGroup.ShutdownGracefullyAsync(TimeSpan.Zero, StepBound),
-            _clientGroup.ShutdownGracefullyAsync(TimeSpan.Zero, StepBound)).ConfigureAwait(false);
+            _serverGroup.ShutdownGracefullyAsync(TimeSpan.Zero, LoopShutdownBound),
+            _clientGroup.ShutdownGracefullyAsync(TimeSpan.Zero, LoopShutdownBound)).ConfigureAwait(false);
     }
 
     public string StillOpen

@@ -15,8 +15,9 @@ namespace FlushBatching.Akka;
 /// <remarks>
 /// A round that took nothing is one whose <c>ChannelReadComplete</c> came with no <c>ChannelRead</c> before it: the
 /// channel fires both for every accept it completes, and only a failed one (or the close of the channel) reads no
-/// connection. The channel does not say why it failed, so the report names what it can. Touched on its event loop
-/// only, as every channel's state is.
+/// connection. The channel does not say why it failed, so the report names what it can. A round ended by the listening
+/// socket's own close (the listener stopping) is no failure: the channel closes at once, as DotNetty's does. Touched on
+/// its event loop only, as every channel's state is.
 /// </remarks>
 internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
 {
@@ -35,8 +36,11 @@ internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
     // Called by DotNetty once a round of accepting has ended and it wants the next, and when reading starts.
     protected override void ScheduleSocketRead()
     {
-        if (!_tookNothing)
+        // A listening socket closed under the channel (the listener stopping) also ends a round with nothing: DotNetty's
+        // next accept then finds it closed and closes the channel, at once, with nothing to report.
+        if (!_tookNothing || Socket.SafeHandle.IsClosed)
         {
+            _tookNothing = false;
             base.ScheduleSocketRead();
             return;
         }
