@@ -6,7 +6,8 @@ namespace FlushBatching.Akka;
 /// <summary>
 /// FlushBatching's Akka.Remote transport on the core's framed connections (sockets and System.IO.Pipelines): each
 /// message copied once, prefix and payload together, into pooled chunks that many frames share; no Task per message;
-/// each batch in one gathered send. The fastest stack, and the default choice.
+/// each batch in one gathered send. The default choice; the DotNetty stack is close to it under load and ahead in some
+/// rows (docs/choosing-a-transport.md).
 /// </summary>
 /// <remarks>
 /// Enable it with one line in the existing section:
