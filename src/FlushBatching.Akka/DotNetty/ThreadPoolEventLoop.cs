@@ -64,10 +64,13 @@ internal sealed class ThreadPoolEventLoop : AbstractScheduledEventExecutor, IEve
     private long _turns;
     private long _failedTurns;
 
+    // The tasks run so far, counted in turns only.
+    private long _tasksRun;
+
     // Set when the shutdown begins, read in turns.
     private TimeSpan _quietPeriod;
     private long _shutdownDeadline;
-    private long _turnsSeenQuiet;
+    private long _tasksSeen;
     private long _quietSince;
 
     // Set while the timer is set and has not fired; the deadline it was set for is touched in turns only.
@@ -127,7 +130,7 @@ internal sealed class ThreadPoolEventLoop : AbstractScheduledEventExecutor, IEve
         {
             _quietPeriod = quietPeriod;
             _shutdownDeadline = Environment.TickCount64 + (long)timeout.TotalMilliseconds;
-            _turnsSeenQuiet = -1;
+            _tasksSeen = -1;
             Execute(static state => ((ThreadPoolEventLoop)state).ConfirmShutdown(), this);
 
             // A task that never returns keeps the turn above from running: the timeout ends the shutdown without it.
@@ -178,6 +181,7 @@ internal sealed class ThreadPoolEventLoop : AbstractScheduledEventExecutor, IEve
         RunDueScheduledTasks();
         for (var run = 0; run < TasksPerTurn && _tasks.TryDequeue(out var task); run++)
         {
+            _tasksRun++;
             SafeExecute(task);
         }
 
@@ -228,19 +232,19 @@ internal sealed class ThreadPoolEventLoop : AbstractScheduledEventExecutor, IEve
         Execute(Turn);
     }
 
-    // In a turn: the scheduled tasks are the loop's to cancel. With a quiet period, terminates once a look finds no turn
-    // ran since the last one for that long, or at the deadline; until then it looks again, as DotNetty's loop does.
+    // A task of the loop: the scheduled tasks are the loop's to cancel. With a quiet period, terminates once the looks
+    // have found no task but themselves run for that long, or at the deadline; until then it looks again, as DotNetty's
+    // loop does.
     private void ConfirmShutdown()
     {
         CancelScheduledTasks();
         var now = Environment.TickCount64;
-        var turns = Volatile.Read(ref _turns);
-        if (turns != _turnsSeenQuiet + 1)
+        if (_tasksRun != _tasksSeen + 1)
         {
             _quietSince = now;
         }
 
-        _turnsSeenQuiet = turns;
+        _tasksSeen = _tasksRun;
         if (_quietPeriod == TimeSpan.Zero || now - _quietSince >= (long)_quietPeriod.TotalMilliseconds || now >= _shutdownDeadline)
         {
             _timer.Dispose();
