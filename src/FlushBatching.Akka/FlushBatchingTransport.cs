@@ -137,7 +137,7 @@ public abstract class FlushBatchingTransport : Transport
         var tags = new List<KeyValuePair<string, object?>> { new(AddressTag, address), new(StackTag, _stack.Name.ToLowerInvariant()) };
         if (_stack is DotNettyConnectionStack dotNetty)
         {
-            tags.Add(new(EventLoopTag, dotNetty.Loops == EventLoopKind.Dedicated ? "dedicated" : "thread-pool"));
+            tags.Add(new(EventLoopTag, EventLoopKindNames.Of(dotNetty.Loops)));
         }
 
         var measurement = new System.Diagnostics.Metrics.Measurement<int>(1, tags);

@@ -53,7 +53,7 @@ public abstract partial class TransportSuite
             "a warning naming the certificate on the client");
     }
 
-    [Theory]
+    [LinuxTheory(IsolatedStore.Reason)]
     [MemberData(nameof(Peers))]
     public async Task Mutual_tls_with_default_settings_carries_messages_with_stock_both_ways(string client, string server)
     {
@@ -67,7 +67,7 @@ public abstract partial class TransportSuite
         Assert.Equal("mutual", await echo.Ask<string>("mutual", AskTimeout));
     }
 
-    [Theory]
+    [LinuxTheory(IsolatedStore.Reason)]
     [InlineData("under-test", "stock")]
     [InlineData("stock", "under-test")]
     public async Task A_tls_client_without_a_certificate_is_refused_by_default_and_served_with_mutual_authentication_off(string client, string server)
@@ -94,7 +94,7 @@ public abstract partial class TransportSuite
         }
     }
 
-    [Theory]
+    [LinuxTheory(IsolatedStore.Reason)]
     [InlineData("elsewhere.example", true, false)]
     [InlineData("elsewhere.example", false, true)]
     [InlineData("127.0.0.1", true, true)]
@@ -118,7 +118,7 @@ public abstract partial class TransportSuite
         }
     }
 
-    [Fact]
+    [LinuxFact(IsolatedStore.Reason)]
     public async Task A_stock_server_certificate_from_an_untrusted_authority_is_refused_with_a_log_line_naming_why()
     {
         using var trusted = new TestCertificateAuthority(trusted: true);
@@ -130,7 +130,7 @@ public abstract partial class TransportSuite
         await Poll.Until(() => a.Logs.Any(e => e.LogLevel() >= LogLevel.WarningLevel && e.ToString().Contains("PartialChain")), "the client to log the untrusted chain");
     }
 
-    [Fact]
+    [LinuxFact(IsolatedStore.Reason)]
     public async Task A_stock_client_certificate_from_an_untrusted_authority_is_refused_with_a_log_line_naming_why()
     {
         using var trusted = new TestCertificateAuthority(trusted: true);

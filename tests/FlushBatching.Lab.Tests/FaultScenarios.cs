@@ -25,7 +25,7 @@ public sealed class FaultScenarios(ITestOutputHelper output)
     public async Task Steady_five_nodes_lose_and_reorder_nothing_and_memory_stays_flat() =>
         await Steady(subnet: 1, TimeSpan.FromSeconds(60), tls: false);
 
-    [Fact]
+    [LinuxFact(IsolatedStore.Reason)]
     public async Task Steady_with_tls_loses_and_reorders_nothing() =>
         await Steady(subnet: 2, TimeSpan.FromSeconds(30), tls: true);
 

@@ -39,7 +39,7 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
 
     public string Name => "DotNetty";
 
-    public string Description => $"DotNetty, {SettingKeys.EventLoop} = {(Loops == EventLoopKind.Dedicated ? "dedicated" : "thread-pool")}";
+    public string Description => $"DotNetty, {SettingKeys.EventLoop} = {EventLoopKindNames.Of(Loops)}";
 
     /// <summary>What runs the event loops.</summary>
     internal EventLoopKind Loops { get; }

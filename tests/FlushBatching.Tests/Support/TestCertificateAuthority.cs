@@ -7,7 +7,9 @@ namespace FlushBatching.Tests.Support;
 /// <summary>
 /// A certificate authority made at run time, which issues node certificates (server and client use) as PFX files.
 /// A trusted one is added to the current user's Root store, which .NET's chain building trusts on Linux too, and
-/// removed on dispose; an untrusted one stays out of every store, so its certificates fail chain validation.
+/// removed on dispose, only where that store is the test run's own (<see cref="IsolatedStore"/>); an untrusted one
+/// stays out of every store, so its certificates fail chain validation. The PFX files go to the temporary folder,
+/// which tools/isolated.sh makes the run's own too.
 /// </summary>
 public sealed class TestCertificateAuthority : IDisposable
 {
@@ -23,6 +25,11 @@ public sealed class TestCertificateAuthority : IDisposable
 
     public TestCertificateAuthority(bool trusted)
     {
+        if (trusted)
+        {
+            IsolatedStore.Require();
+        }
+
         var request = new CertificateRequest($"CN=FlushBatching Test CA {Guid.NewGuid():N}", _key, HashAlgorithmName.SHA256, RSASignaturePadding.Pkcs1);
         request.CertificateExtensions.Add(new X509BasicConstraintsExtension(true, false, 0, true));
         request.CertificateExtensions.Add(new X509KeyUsageExtension(X509KeyUsageFlags.KeyCertSign | X509KeyUsageFlags.CrlSign, true));

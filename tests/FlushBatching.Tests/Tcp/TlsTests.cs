@@ -52,10 +52,11 @@ public sealed class TlsTests : IDisposable
         Assert.Contains("certificate", e.Message, StringComparison.OrdinalIgnoreCase);
     }
 
-    [Fact]
+    [LinuxFact(IsolatedStore.Reason)]
     public async Task A_certificate_found_in_the_store_by_thumbprint_serves_tls()
     {
         using var certificate = X509CertificateLoader.LoadPkcs12FromFile(_certificate.PfxPath, SelfSignedCertificate.Password, X509KeyStorageFlags.Exportable | X509KeyStorageFlags.PersistKeySet);
+        IsolatedStore.Require();
         using var store = new X509Store(StoreName.My, StoreLocation.CurrentUser);
         store.Open(OpenFlags.ReadWrite);
         store.Add(certificate);
@@ -87,7 +88,7 @@ public sealed class TlsTests : IDisposable
         Assert.Equal(_certificate.PfxPath, wrongPassword.Value);
     }
 
-    [Fact]
+    [LinuxFact(IsolatedStore.Reason)]
     public async Task With_mutual_authentication_a_listener_refuses_a_client_without_a_certificate_saying_why()
     {
         using var authority = new TestCertificateAuthority(trusted: true);
@@ -99,7 +100,7 @@ public sealed class TlsTests : IDisposable
         Assert.Contains("presented no certificate", rejected.Message);
     }
 
-    [Fact]
+    [LinuxFact(IsolatedStore.Reason)]
     public async Task With_mutual_authentication_both_sides_present_trusted_certificates_and_frames_flow()
     {
         using var authority = new TestCertificateAuthority(trusted: true);
@@ -113,7 +114,7 @@ public sealed class TlsTests : IDisposable
         Assert.Empty(loopback.Rejected);
     }
 
-    [Fact]
+    [LinuxFact(IsolatedStore.Reason)]
     public async Task A_client_certificate_from_an_untrusted_authority_is_refused_by_a_mutual_listener_saying_why()
     {
         using var trusted = new TestCertificateAuthority(trusted: true);
@@ -126,7 +127,7 @@ public sealed class TlsTests : IDisposable
         Assert.Contains("PartialChain", rejected.Message);
     }
 
-    [Theory]
+    [LinuxTheory(IsolatedStore.Reason)]
     [InlineData(true)]
     [InlineData(false)]
     public async Task Hostname_validation_refuses_a_server_certificate_for_another_name_only_when_on(bool validateHostname)
