@@ -44,7 +44,8 @@ var hostnameOption = new Option<string>("--hostname") { Description = "The addre
 var publicHostnameOption = new Option<string>("--public-hostname") { Description = "The address others reach this process by, when it differs from --hostname (such as --hostname 0.0.0.0).", DefaultValueFactory = _ => "" };
 var soakOption = new Option<int>("--soak")
 {
-    Description = "With --role client: a soak of this many minutes instead of the rows: steady load on the first --transport with the last --clients count, connections re-made every --soak-cycle minutes, both processes sampled every --sample-every seconds; fails when a holding grows. benchmarks/soak.sh runs it.",
+    Description = "With --role client: a soak of this many minutes instead of the rows: steady load on the first --transport with the last --clients count, connections re-made every --soak-cycle minutes, both processes sampled every --sample-every seconds; fails when a holding grows. benchmarks/soak.sh runs it. " +
+        "With --peers N (one count) and --role local: a hub and N peer systems on one --transport for this many minutes, the hub pinging each --peers-rate times a second, the hub sampled (DotNetty's pooled allocator and EventSource included); benchmarks/peers-soak.sh runs it.",
 };
 var soakCycleOption = new Option<int>("--soak-cycle") { Description = "With --soak: minutes between dropping the client side's connections and making new ones.", DefaultValueFactory = _ => 3 };
 var sampleEveryOption = new Option<int>("--sample-every") { Description = "With --soak: seconds between samples.", DefaultValueFactory = _ => 60 };
@@ -68,6 +69,7 @@ var peersOption = ListOptions.Numbers(
     $"Instead of the rows: a hub node in this process and, step by step, this many peer ActorSystems in other processes ({ManyPeersRun.PeersPerProcess} each), each pinged by the hub once a second; reports what the hub holds and spends per association and its round trips. With --role peers: how many peer systems to run.",
     []);
 var peersWindowOption = new Option<int>("--peers-window") { Description = "With --peers: seconds the hub's CPU and round trips are measured, every peer up.", DefaultValueFactory = _ => 10 };
+var peersRateOption = new Option<int>("--peers-rate") { Description = "With --peers and --soak: pings the hub sends each peer per second, of --payload bytes.", DefaultValueFactory = _ => 1 };
 var hubOption = new Option<string?>("--hub") { Description = "With --role peers: the hub's address." };
 var starvePoolOption = new Option<int>("--starve-pool")
 {
@@ -81,7 +83,7 @@ var root = new RootCommand(
 {
     transportOption, clientsOption, messagesOption, repeatOption, payloadOption, setOption, latencyOption, roundTripsOption, quickOption, jsonOption,
     sweepOption, sweepWritesOption, sweepBytesOption, sweepIntervalOption, roleOption, serverOption, serverTransportOption, hostnameOption,
-    publicHostnameOption, portOption, starvePoolOption, inFlightOption, frameSizeOption, peersOption, peersWindowOption, hubOption, soakOption, soakCycleOption, sampleEveryOption, tlsOption, openLoopOption, openLoopSecondsOption, p99BoundOption,
+    publicHostnameOption, portOption, starvePoolOption, inFlightOption, frameSizeOption, peersOption, peersWindowOption, peersRateOption, hubOption, soakOption, soakCycleOption, sampleEveryOption, tlsOption, openLoopOption, openLoopSecondsOption, p99BoundOption,
     warmUpLimitOption,
 };
 
@@ -102,13 +104,14 @@ root.SetAction(async (parse, _) =>
     }
 
     var soakMinutes = parse.GetValue(soakOption);
-    if (soakMinutes != 0 && (role != "client" || soakMinutes < 0 || parse.GetValue(soakCycleOption) < 1 || parse.GetValue(sampleEveryOption) < 1))
+    var peersSoak = soakMinutes != 0 && role == "local" && parse.GetValue(peersOption)!.Length == 1;
+    if (soakMinutes != 0 && ((role != "client" && !peersSoak) || soakMinutes < 0 || parse.GetValue(soakCycleOption) < 1 || parse.GetValue(sampleEveryOption) < 1 || parse.GetValue(peersRateOption) < 1))
     {
-        Console.Error.WriteLine("--soak takes --role client and a positive number of minutes; --soak-cycle and --sample-every must be at least 1.");
+        Console.Error.WriteLine("--soak takes --role client, or --peers with one count; a positive number of minutes; --soak-cycle, --sample-every and --peers-rate must be at least 1.");
         return 2;
     }
 
-    if (parse.GetValue(tlsOption) && soakMinutes == 0)
+    if (parse.GetValue(tlsOption) && soakMinutes == 0 && role != "peers")
     {
         Console.Error.WriteLine("--tls is only for --soak: the other modes measure the transports as they are configured with --set.");
         return 2;
@@ -173,7 +176,9 @@ root.SetAction(async (parse, _) =>
     }
 
     Console.WriteLine($"RemotePingPong: {Report.ThisMachine}");
-    Console.WriteLine(soakMinutes > 0
+    Console.WriteLine(peersSoak
+        ? $"peers soak: {peerSteps[0]} peers, {parse.GetValue(peersRateOption)} pings/s each, {payload} B payload, {soakMinutes} minutes"
+        : soakMinutes > 0
         ? $"soak: {PingPongRun.InFlight} in flight per client, {clientCounts[^1]} clients, {payload} B payload, {soakMinutes} minutes"
         : $"{PingPongRun.InFlight} in flight per client, {messages} messages per client, {payload} B payload, {repeat} run(s) per row");
     if (section.Length > 0)
@@ -194,6 +199,30 @@ root.SetAction(async (parse, _) =>
         {
             Console.Error.WriteLine($"error: no RemotePingPong server answered at {parse.GetValue(serverOption)} ({e.Message}).");
             await control.Terminate();
+            return 1;
+        }
+    }
+
+    if (peersSoak)
+    {
+        string[] passOn = [.. (parse.GetValue(setOption) ?? []).SelectMany(set => new[] { "--set", set }), .. certificate is null ? Array.Empty<string>() : ["--tls"]];
+        try
+        {
+            var soak = await PeersSoakRun.RunAsync(
+                transports[0], certificate is not null, peerSteps[0], parse.GetValue(peersRateOption), payload, TimeSpan.FromMinutes(soakMinutes),
+                TimeSpan.FromSeconds(parse.GetValue(sampleEveryOption)), passOn);
+            soak.Print();
+            if (parse.GetValue(jsonOption) is { } soakJson)
+            {
+                await File.WriteAllTextAsync(soakJson.FullName, JsonSerializer.Serialize(soak, new JsonSerializerOptions { WriteIndented = true }));
+                Console.WriteLine($"wrote {soakJson.FullName}");
+            }
+
+            return soak.Failed ? 1 : 0;
+        }
+        catch (Exception e) when (e is TimeoutException or AskTimeoutException)
+        {
+            Console.Error.WriteLine($"error: {e.Message}");
             return 1;
         }
     }

@@ -69,27 +69,32 @@ internal static class ManyPeersRun
         }
         finally
         {
-            // Closing their standard input stops the peers; one that does not stop in time is killed.
-            foreach (var process in processes)
-            {
-                process.StandardInput.Close();
-            }
-
-            foreach (var process in processes)
-            {
-                if (!process.WaitForExit(TimeSpan.FromSeconds(40)))
-                {
-                    process.Kill(entireProcessTree: true);
-                }
-
-                process.Dispose();
-            }
-
+            StopPeers(processes);
             await hub.Terminate();
         }
     }
 
-    private static Process StartPeers(string hub, string transport, int count, IReadOnlyList<string> passOn)
+    /// <summary>Closing their standard input stops the peers; one that does not stop in time is killed.</summary>
+    public static void StopPeers(List<Process> processes)
+    {
+        foreach (var process in processes)
+        {
+            process.StandardInput.Close();
+        }
+
+        foreach (var process in processes)
+        {
+            if (!process.WaitForExit(TimeSpan.FromSeconds(40)))
+            {
+                process.Kill(entireProcessTree: true);
+            }
+
+            process.Dispose();
+        }
+    }
+
+    /// <summary>A peer process of <paramref name="count"/> peer systems on <paramref name="transport"/>, registering with <paramref name="hub"/>.</summary>
+    public static Process StartPeers(string hub, string transport, int count, IReadOnlyList<string> passOn)
     {
         var start = new ProcessStartInfo("dotnet") { RedirectStandardInput = true, UseShellExecute = false };
         foreach (var argument in (string[])[typeof(ManyPeersRun).Assembly.Location, "--role", "peers", "--hub", hub, "--transport", transport,
@@ -101,7 +106,8 @@ internal static class ManyPeersRun
         return Process.Start(start) ?? throw new InvalidOperationException("dotnet did not start");
     }
 
-    private static async Task WhenRegistered(IActorRef registry, int peers, List<Process> processes)
+    /// <exception cref="TimeoutException">Not every peer registered within 3 minutes, or a peer process exited.</exception>
+    public static async Task WhenRegistered(IActorRef registry, int peers, List<Process> processes)
     {
         var deadline = Stopwatch.StartNew();
         while (await registry.Ask<int>(new PeerRegistry.CountPeers(), Patience) is var registered && registered < peers)

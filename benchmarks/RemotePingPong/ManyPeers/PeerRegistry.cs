@@ -5,11 +5,18 @@ using HdrHistogram;
 namespace RemotePingPong.ManyPeers;
 
 /// <summary>
-/// The hub node's one actor: peers register their echo actors with it, and it sends each one ping a second, staggered
+/// The hub node's one actor: peers register their echo actors with it, and it sends each one
+/// <paramref name="pingsPerSecond"/> pings a second of <paramref name="payload"/> bytes (a timestamp first), staggered
 /// over the second, recording every round trip while a window is open.
 /// </summary>
-public sealed class PeerRegistry : UntypedActor, IWithTimers
+public sealed class PeerRegistry(int pingsPerSecond, int payload) : UntypedActor, IWithTimers
 {
+    /// <summary>The many-peers table's load: one ping a second per peer, a timestamp alone.</summary>
+    public PeerRegistry()
+        : this(1, sizeof(long))
+    {
+    }
+
     public const string Name = "registry";
 
     /// <summary>What a peer's echo actor sends to register.</summary>
@@ -35,15 +42,23 @@ public sealed class PeerRegistry : UntypedActor, IWithTimers
                 _peers.Add(Sender);
                 break;
             case Tick:
-                // The next tenth of the peers each tick: every peer once a second, and no burst of 200 at once.
-                var slice = (int)(_ticks++ % TicksPerSecond);
-                for (var i = slice * _peers.Count / TicksPerSecond; i < (slice + 1) * _peers.Count / TicksPerSecond; i++)
+                // Peer i's pings fall where (ticks * rate / TicksPerSecond + i / peers) passes a whole number: at one a
+                // second, the next tenth of the peers each tick, and no burst of 200 at once.
+                var tick = _ticks++;
+                for (var i = 0; i < _peers.Count; i++)
                 {
-                    _peers[i].Tell(BitConverter.GetBytes(Stopwatch.GetTimestamp()));
+                    var phase = (double)i / _peers.Count;
+                    var due = Math.Floor(((tick + 1) * pingsPerSecond / (double)TicksPerSecond) + phase) - Math.Floor((tick * pingsPerSecond / (double)TicksPerSecond) + phase);
+                    for (var n = 0; n < due; n++)
+                    {
+                        var ping = new byte[payload];
+                        BitConverter.TryWriteBytes(ping, Stopwatch.GetTimestamp());
+                        _peers[i].Tell(ping);
+                    }
                 }
 
                 break;
-            case byte[] { Length: sizeof(long) } ping when _recording:
+            case byte[] { Length: >= sizeof(long) } ping when _recording:
                 var elapsed = Stopwatch.GetElapsedTime(BitConverter.ToInt64(ping));
                 _roundTrips.RecordValue(Math.Max(1, (long)(elapsed.Ticks / (TimeSpan.TicksPerMillisecond / 1000))));
                 break;
