@@ -25,6 +25,7 @@ public sealed class PeerRegistry(int pingsPerSecond, int payload) : UntypedActor
     private const int TicksPerSecond = 10;
 
     private readonly List<IActorRef> _peers = [];
+    private readonly HashSet<IActorRef> _known = [];
     private readonly LongHistogram _roundTrips = new(1, 3_600_000_000, 3);
     private long _ticks;
     private bool _recording;
@@ -39,7 +40,11 @@ public sealed class PeerRegistry(int pingsPerSecond, int payload) : UntypedActor
         switch (message)
         {
             case Hello:
-                _peers.Add(Sender);
+                if (_known.Add(Sender))
+                {
+                    _peers.Add(Sender);
+                }
+
                 break;
             case Tick:
                 // Peer i's pings fall where (ticks * rate / TicksPerSecond + i / peers) passes a whole number: at one a
