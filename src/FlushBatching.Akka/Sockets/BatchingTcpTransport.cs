@@ -12,8 +12,9 @@ namespace FlushBatching.Akka;
 /// <remarks>
 /// Enable it with one line in the existing section:
 /// <code>akka.remote.dot-netty.tcp.transport-class = "FlushBatching.Akka.BatchingTcpTransport, FlushBatching.Akka"</code>
-/// Every other key of the section keeps its meaning, and <c>batching.max-pending-bytes</c> and
-/// <c>batching.flush-interval</c> now work. Keys the section leaves out take the defaults of the package's
+/// The section's other keys keep their meaning, and <c>batching.max-pending-bytes</c> and
+/// <c>batching.flush-interval</c> now work; a few values stock takes are refused at start, naming the key and the
+/// range, and a few keys stock reads do nothing here (docs/configuration.md gives each key against stock). Keys the section leaves out take the defaults of the package's
 /// <c>reference.conf</c>. Sends and receives run on the .NET thread pool: the stack has no threads of its own, so
 /// <c>server-socket-worker-pool</c> and <c>client-socket-worker-pool</c> are read, checked and not used.
 /// </remarks>

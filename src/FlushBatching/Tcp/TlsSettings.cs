@@ -45,7 +45,7 @@ public sealed record TlsSettings
     /// Whether both sides authenticate: a listener requires and validates a client certificate, and a connector
     /// presents <see cref="Certificate"/>. Off, a listener asks for none and a connector presents none.
     /// </summary>
-    /// <value>The default is <see cref="DefaultRequireMutualAuthentication"/>.</value>
+    /// <value>The default is <c>false</c> here; the Akka transport's <c>ssl.require-mutual-authentication</c> defaults to on, as stock's does.</value>
     public bool RequireMutualAuthentication { get; private init; } = DefaultRequireMutualAuthentication;
 
     /// <summary>
@@ -53,7 +53,7 @@ public sealed record TlsSettings
     /// <see cref="TargetHost"/>). Off, only the chain is judged: cluster nodes often reach each other by address
     /// while their certificates name hosts, or share one certificate.
     /// </summary>
-    /// <value>The default is <see cref="DefaultValidateHostname"/>.</value>
+    /// <value>The default is <c>true</c> here; the Akka transport's <c>ssl.validate-certificate-hostname</c> defaults to off, as stock's does.</value>
     public bool ValidateHostname { get; private init; } = DefaultValidateHostname;
 
     /// <summary>
