@@ -26,7 +26,8 @@ internal static class PeersRole
                 echoes.Add((system.ActorSelection($"{hub}/user/{PeerRegistry.Name}"), system.ActorOf(Props.Create<Echo>(), "echo")));
             }
 
-            var stdin = Console.In.ReadToEndAsync();
+            // Console.In reads synchronously, its ReadToEndAsync too: on a thread of its own, so the hellos go on.
+            var stdin = Task.Run(Console.In.ReadToEnd);
             do
             {
                 foreach (var (registry, echo) in echoes)
