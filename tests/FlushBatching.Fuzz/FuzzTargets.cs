@@ -49,6 +49,9 @@ public static class FuzzTargets
         "server-socket-worker-pool.pool-size-max", "ssl.suppress-validation",
     ];
 
+    // A key whose value, once accepted, makes another key required: the refusal then names that one.
+    private static readonly Dictionary<string, string> RefusedThrough = new() { ["enable-ssl"] = "ssl.certificate.path" };
+
     private static readonly long[] MaximumFrameSizes = [FramingSettings.MinimumMaximumFrameSize, FramingSettings.DefaultMaximumFrameSize, 4_000_000, int.MaxValue];
 
     /// <summary>
@@ -171,7 +174,7 @@ public static class FuzzTargets
     /// <summary>
     /// A transport's section as an operator might write it, one key with an arbitrary value: byte 0 picks the key, the
     /// rest (as UTF-8) is the value, quoted or bare by byte 0's top bit (bare: letters, digits and . - + _ and spaces). Whatever HOCON parses must either be accepted or
-    /// refused with <see cref="InvalidSettingException"/> naming the key: never another exception.
+    /// refused with <see cref="InvalidSettingException"/> naming that key: never another key, never another exception.
     /// </summary>
     public static void HoconSectionTarget(byte[] input)
     {
@@ -205,7 +208,10 @@ public static class FuzzTargets
         }
         catch (InvalidSettingException e)
         {
-            Require(e.Message.Contains(e.Key, StringComparison.Ordinal), $"the refusal does not name its key: {e.Message}");
+            // The key the input set, not merely some key: one value is all the input changed. The one exception is a key
+            // that turns on what another key must then supply (enable-ssl on, and no certificate given).
+            var named = e.Key == key || (RefusedThrough.TryGetValue(key, out var through) && e.Key == through);
+            Require(named && e.Message.Contains(e.Key, StringComparison.Ordinal), $"the refusal names '{e.Key}', not the key set, '{key}': {e.Message}");
         }
     }
 
