@@ -25,27 +25,19 @@ public sealed record PeersSoakReport(
     internal static PeersSoakReport Of(
         string transport, bool tls, int peers, int rate, int payload, TimeSpan duration, List<PeersSoakSample> samples, DotNettyEvents events, TimeSpan warmUp)
     {
-        var judged = samples.Where(s => s.Minute >= warmUp.TotalMinutes).ToList();
-        if (judged.Count < 3)
-        {
-            throw new TimeoutException($"a soak needs three samples after the {warmUp.TotalMinutes:N1}-minute warm-up; it took {judged.Count}: run it longer.");
-        }
-
-        var minutes = judged.Select(s => s.Minute).ToList();
-        SoakMetric Judge(string name, Func<PeersSoakSample, double> value, double relative, double absolute, bool higherIsWorse = true) =>
-            SoakMetric.Judge(name, minutes, judged.Select(value).ToList(), relative, absolute, higherIsWorse);
+        var judge = new SoakJudge<PeersSoakSample>(samples, s => s.Minute, warmUp);
 
         List<SoakMetric> metrics =
         [
-            Judge("hub working set outside DotNetty's pool [MB]", s => s.Hub.WorkingSetMb - s.Hub.DotNettyPoolMb, 0.10, 16),
-            Judge("hub live heap outside DotNetty's pool [MB]", s => s.Hub.LiveHeapMb - s.Hub.DotNettyPoolMb, 0.10, 4),
-            Judge("DotNetty's pool [MB]", s => s.Hub.DotNettyPoolMb, 0, ProcessSample.DotNettyPoolBoundMb),
-            Judge("DotNetty thread caches", s => s.ThreadCaches, 0.10, 4),
-            Judge("DotNetty pooled buffers out", s => s.Hub.DotNettyBuffers, 0.10, 64),
-            Judge("hub threads", s => s.Hub.Threads, 0.10, 4),
-            Judge("hub open file descriptors", s => s.Hub.OpenFiles, 0, 8),
-            Judge("round trips/sec", s => s.RoundTripsPerSec, 0.25, 0, higherIsWorse: false),
-            Judge("hub CPU per round trip [us]", s => s.CpuUsPerRoundTrip, 0.25, 0),
+            judge.Judge("hub working set outside DotNetty's pool [MB]", s => s.Hub.WorkingSetMb - s.Hub.DotNettyPoolMb, 0.10, 16),
+            judge.Judge("hub live heap outside DotNetty's pool [MB]", s => s.Hub.LiveHeapMb - s.Hub.DotNettyPoolMb, 0.10, 4),
+            judge.Judge("DotNetty's pool [MB]", s => s.Hub.DotNettyPoolMb, 0, ProcessSample.DotNettyPoolBoundMb),
+            judge.Judge("DotNetty thread caches", s => s.ThreadCaches, 0.10, 4),
+            judge.Judge("DotNetty pooled buffers out", s => s.Hub.DotNettyBuffers, 0.10, 64),
+            judge.Judge("hub threads", s => s.Hub.Threads, 0.10, 4),
+            judge.Judge("hub open file descriptors", s => s.Hub.OpenFiles, 0, 8),
+            judge.Judge("round trips/sec", s => s.RoundTripsPerSec, 0.25, 0, higherIsWorse: false),
+            judge.Judge("hub CPU per round trip [us]", s => s.CpuUsPerRoundTrip, 0.25, 0),
         ];
         return new PeersSoakReport(
             Report.ThisMachine, transport, tls, peers, rate, payload, duration.TotalMinutes, samples, metrics, events.Warnings, events.Errors, events.First);

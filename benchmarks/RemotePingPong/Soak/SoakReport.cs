@@ -20,32 +20,24 @@ public sealed record SoakReport(
     public static SoakReport Of(
         string transport, bool tls, int clients, int payload, TimeSpan duration, TimeSpan cycle, int cycles, List<SoakSample> samples, TimeSpan warmUp)
     {
-        var judged = samples.Where(s => s.Minute >= warmUp.TotalMinutes).ToList();
-        if (judged.Count < 3)
-        {
-            throw new TimeoutException($"a soak needs three samples after the {warmUp.TotalMinutes:N1}-minute warm-up; it took {judged.Count}: run it longer.");
-        }
-
-        var minutes = judged.Select(s => s.Minute).ToList();
-        SoakMetric Judge(string name, Func<SoakSample, double> value, double relative, double absolute, bool higherIsWorse = true) =>
-            SoakMetric.Judge(name, minutes, judged.Select(value).ToList(), relative, absolute, higherIsWorse);
+        var judge = new SoakJudge<SoakSample>(samples, s => s.Minute, warmUp);
 
         var metrics = new List<SoakMetric>();
         foreach (var (side, of) in new (string, Func<SoakSample, ProcessSample>)[] { ("client", s => s.Client), ("server", s => s.Server) })
         {
             // DotNetty's pool is judged against its own bound; the rest of the memory must stay level.
-            metrics.Add(Judge($"{side} working set outside DotNetty's pool [MB]", s => of(s).WorkingSetMb - of(s).DotNettyPoolMb, 0.10, 16));
-            metrics.Add(Judge($"{side} live heap outside DotNetty's pool [MB]", s => of(s).LiveHeapMb - of(s).DotNettyPoolMb, 0.10, 4));
-            metrics.Add(Judge($"{side} DotNetty's pool [MB]", s => of(s).DotNettyPoolMb, 0, ProcessSample.DotNettyPoolBoundMb));
-            metrics.Add(Judge($"{side} FlushBatching buffers rented", s => of(s).RentedBuffers, 0, 16));
-            metrics.Add(Judge($"{side} DotNetty pooled buffers out", s => of(s).DotNettyBuffers, 0.10, 64));
-            metrics.Add(Judge($"{side} open file descriptors", s => of(s).OpenFiles, 0, 8));
-            metrics.Add(Judge($"{side} threads", s => of(s).Threads, 0.10, 4));
+            metrics.Add(judge.Judge($"{side} working set outside DotNetty's pool [MB]", s => of(s).WorkingSetMb - of(s).DotNettyPoolMb, 0.10, 16));
+            metrics.Add(judge.Judge($"{side} live heap outside DotNetty's pool [MB]", s => of(s).LiveHeapMb - of(s).DotNettyPoolMb, 0.10, 4));
+            metrics.Add(judge.Judge($"{side} DotNetty's pool [MB]", s => of(s).DotNettyPoolMb, 0, ProcessSample.DotNettyPoolBoundMb));
+            metrics.Add(judge.Judge($"{side} FlushBatching buffers rented", s => of(s).RentedBuffers, 0, 16));
+            metrics.Add(judge.Judge($"{side} DotNetty pooled buffers out", s => of(s).DotNettyBuffers, 0.10, 64));
+            metrics.Add(judge.Judge($"{side} open file descriptors", s => of(s).OpenFiles, 0, 8));
+            metrics.Add(judge.Judge($"{side} threads", s => of(s).Threads, 0.10, 4));
         }
 
-        metrics.Add(Judge("gen2 collections per minute", s => s.Gen2PerMinute, 0.5, 1));
-        metrics.Add(Judge("msgs/sec", s => s.MsgsPerSec, 0.25, 0, higherIsWorse: false));
-        metrics.Add(Judge("CPU per message [us]", s => s.CpuUsPerMessage, 0.25, 0));
+        metrics.Add(judge.Judge("gen2 collections per minute", s => s.Gen2PerMinute, 0.5, 1));
+        metrics.Add(judge.Judge("msgs/sec", s => s.MsgsPerSec, 0.25, 0, higherIsWorse: false));
+        metrics.Add(judge.Judge("CPU per message [us]", s => s.CpuUsPerMessage, 0.25, 0));
         return new SoakReport(
             Report.ThisMachine,
             transport, tls, clients, payload, duration.TotalMinutes, cycle.TotalMinutes, cycles, samples, metrics);
