@@ -14,12 +14,17 @@ namespace FlushBatching.Akka.Hosting;
 /// </remarks>
 public static class AkkaFlushBatchingHostingExtensions
 {
-    /// <summary>Runs Akka.Remote over FlushBatching's transport, with <paramref name="options"/> where given.</summary>
+    /// <summary>
+    /// Runs Akka.Remote over FlushBatching's transport, with <paramref name="options"/> where given; with
+    /// <see cref="FlushBatchingOptions.Enabled"/> <c>false</c>, checks them and leaves the node's transport as it is.
+    /// </summary>
     /// <exception cref="InvalidSettingException">A value is not allowed; the message names its key.</exception>
     public static AkkaConfigurationBuilder WithFlushBatching(this AkkaConfigurationBuilder builder, FlushBatchingOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(builder);
-        return builder.AddHocon((options ?? new FlushBatchingOptions()).ToConfig(), HoconAddMode.Prepend);
+        options ??= new FlushBatchingOptions();
+        var config = options.ToConfig();
+        return options.Enabled == false ? builder : builder.AddHocon(config, HoconAddMode.Prepend);
     }
 
     /// <summary>Runs Akka.Remote over FlushBatching's transport, with the options <paramref name="configure"/> sets.</summary>

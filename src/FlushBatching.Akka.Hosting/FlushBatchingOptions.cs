@@ -27,6 +27,14 @@ public sealed class FlushBatchingOptions
     /// <summary>The key that names the transport's class.</summary>
     internal const string TransportClassKey = "transport-class";
 
+    /// <summary>
+    /// Whether the node runs FlushBatching: when not set or <c>true</c>, <c>WithFlushBatching</c> switches the node
+    /// over; <c>false</c> checks the other options and writes nothing, so the node keeps the transport the rest of its
+    /// configuration names (stock's, unless a <c>transport-class</c> says otherwise). Bound from appsettings.json
+    /// (<c>"FlushBatching": { "Enabled": false }</c>), it switches a node over, or back, with no change to its code.
+    /// </summary>
+    public bool? Enabled { get; set; }
+
     /// <summary>The I/O stack: <see cref="TransportStack.Sockets"/> when not set.</summary>
     public TransportStack? Transport { get; set; }
 

@@ -4,6 +4,7 @@ using Akka.Hosting;
 using Akka.Remote.Hosting;
 using FlushBatching.Akka.Hosting.Tests.Support;
 using FlushBatching.Tests.Support;
+using Microsoft.Extensions.Configuration;
 
 namespace FlushBatching.Akka.Hosting.Tests;
 
@@ -50,6 +51,39 @@ public sealed class HostedClusterTests
         await batching.WaitForUpAsync(2);
         await batching.WaitForTransportLineAsync();
         Assert.Null(stock.TransportLine);
+    }
+
+    // An operator's switch, and switch back, with no code change: the options bound from appsettings.json, as the
+    // FlushBatchingOptions docs show; the node joins a FlushBatching peer either way.
+    [Theory]
+    [InlineData("true", true)]
+    [InlineData("false", false)]
+    public async Task A_node_is_switched_over_and_back_by_its_configuration_alone(string enabled, bool onFlushBatching)
+    {
+        var configuration = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            ["FlushBatching:Enabled"] = enabled,
+            ["FlushBatching:MaxPendingWrites"] = "64",
+        }).Build();
+        int first = HostedNode.FreePort(), second = HostedNode.FreePort();
+        var cluster = new ClusterOptions { SeedNodes = [Seed(first)] };
+        await using var node = await HostedNode.StartAsync(b => b
+            .WithRemoting("127.0.0.1", first)
+            .WithClustering(cluster)
+            .WithFlushBatching(configuration.GetSection("FlushBatching").Get<FlushBatchingOptions>()));
+        await using var peer = await HostedNode.StartAsync(b => b.WithRemoting("127.0.0.1", second).WithClustering(cluster).WithFlushBatching());
+
+        await node.WaitForUpAsync(2);
+        await peer.WaitForUpAsync(2);
+        await peer.WaitForTransportLineAsync();
+        if (onFlushBatching)
+        {
+            Assert.Contains("max-pending-writes = 64", await node.WaitForTransportLineAsync());
+        }
+        else
+        {
+            Assert.Null(node.TransportLine);
+        }
     }
 
     [Theory]
