@@ -39,6 +39,29 @@ public static class RawPeer
         return raw;
     }
 
+    /// <summary>
+    /// Connects to <paramref name="endpoint"/> and waits for the other end to close or reset the connection. A listener
+    /// that resets a connection at once can do so before the connect completes on this side, and the connect then fails
+    /// with a reset: that is the close awaited, not a failure.
+    /// </summary>
+    public static async Task ConnectAndAwaitCloseAsync(IPEndPoint endpoint, TimeSpan within, string what)
+    {
+        Socket raw;
+        try
+        {
+            raw = await ConnectAsync(endpoint);
+        }
+        catch (SocketException e) when (e.SocketErrorCode == SocketError.ConnectionReset)
+        {
+            return;
+        }
+
+        using (raw)
+        {
+            await ClosedByTheOtherEndWithin(raw, within, what);
+        }
+    }
+
     /// <summary>Reads (and drops) what the other end sends until it closes or resets the connection, or fails.</summary>
     public static async Task ClosedByTheOtherEndWithin(Socket raw, TimeSpan within, string what)
     {
