@@ -92,7 +92,7 @@ public abstract partial class ConnectionStackSuite
         Assert.Equal(0, received.Payloads.Reader.Count);
     }
 
-    [Fact]
+    [LinuxFact("reads the process's sockets from /proc/net/tcp")]
     public async Task Peers_that_connect_while_the_stack_stops_listening_are_each_announced_or_closed_never_left_open()
     {
         // The window is an accept completing as the listener closes; rounds of peers racing the stop find it. The

@@ -24,7 +24,7 @@ public abstract partial class ConnectionStackSuite
     /// <summary>Fails unless every buffer the stack took for <paramref name="connection"/> is released.</summary>
     private protected abstract void AssertNothingHeld(ITransportConnection connection);
 
-    [Fact]
+    [LinuxFact("reads the process's sockets from /proc/net/tcp")]
     public async Task A_close_to_a_peer_that_stopped_reading_ends_within_the_close_bound_and_lets_go_of_the_socket_and_buffers()
     {
         var settings = WithHoldingsChecked(ConnectionSettings.Default.WithCloseTimeout(CloseBound).WithSendBufferSize(64 * 1024));

@@ -212,7 +212,7 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
         Assert.Contains("certificate", refused.Message, StringComparison.OrdinalIgnoreCase);
     }
 
-    [Theory]
+    [LinuxTheory("reads socket options as the kernel reports them (ss)")]
     [InlineData(true)]
     [InlineData(false)]
     public async Task Both_ends_of_a_connection_get_the_configured_buffer_sizes_and_keep_alive(bool keepAlive)

@@ -3,6 +3,7 @@ using System.Text.RegularExpressions;
 using Akka.Actor;
 using Akka.Remote;
 using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;
 
@@ -26,7 +27,7 @@ public abstract partial class TransportSuite
     // (flush-wait-on-shutdown, 2 s) and the event loops slow down on a loaded machine, where stock took 3.5 s.
     private static readonly TimeSpan TerminateBound = TimeSpan.FromSeconds(8);
 
-    [Fact]
+    [LinuxFact("reads the process's sockets from /proc/net/tcp")]
     public async Task Terminate_with_megabytes_queued_to_a_peer_that_stopped_reading_lets_go_within_its_grace_and_closes_the_socket()
     {
         var (relay, receiver, node) = await FrozenPeerWithMegabytesQueued(TransportClass);
@@ -49,7 +50,7 @@ public abstract partial class TransportSuite
         Assert.Matches(@"[1-9]\d* aborted after 500ms with [1-9]\d* bytes unsent", line);
     }
 
-    [Fact]
+    [LinuxFact("reads the process's sockets from /proc/net/tcp")]
     public async Task Quarantining_a_peer_that_stopped_reading_closes_its_socket_within_flush_wait_on_shutdown()
     {
         var (relay, receiver, node) = await FrozenPeerWithMegabytesQueued(TransportClass);

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using Akka.Actor;
 using Akka.Cluster;
 using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;
 
@@ -35,7 +36,7 @@ public abstract partial class TransportSuite
         Assert.Equal(third.Address, await removedAtSecond.Task.WaitAsync(TimeSpan.FromSeconds(60)));
     }
 
-    [Fact]
+    [LinuxFact("counts /proc/self/fd")]
     public async Task Fifty_start_stop_cycles_leave_no_extra_threads_or_open_sockets()
     {
         await Cycle(); // the first cycle loads assemblies and warms the thread pool

@@ -11,7 +11,7 @@ public sealed class DescriptorLeakTests
 {
     private const int Attempts = 200;
 
-    [Fact]
+    [LinuxFact("counts /proc/self/fd")]
     public async Task Refused_connects_and_binds_of_a_port_in_use_leave_no_descriptor_open()
     {
         var closed = RawPeer.ClosedEndPoint();

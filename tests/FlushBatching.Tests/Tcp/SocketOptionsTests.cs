@@ -40,7 +40,7 @@ public class SocketOptionsTests
         Assert.Equal(plain.ReceiveBufferSize, socket.ReceiveBufferSize);
     }
 
-    [Fact]
+    [LinuxFact("reads socket options as the kernel reports them (ss)")]
     public async Task The_connectors_and_the_listeners_sockets_both_get_them()
     {
         // Read back from the kernel: what the connector and the listener gave their sockets, not what they meant to.
