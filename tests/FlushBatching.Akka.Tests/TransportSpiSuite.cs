@@ -249,17 +249,23 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     [Fact]
     public async Task An_inbound_peer_that_has_spoken_outlives_the_silence_bound_and_its_reset_is_a_disassociation_line()
     {
-        var (peer, _, events) = await InboundFromRawPeer("connection-timeout = 300ms");
+        // A bound the peer's first frame meets on a loaded machine (from the connect to the send, the association's
+        // set-up and the test's JIT pass: 300 ms was missed once in about ten runs, and the peer's send was reset).
+        var (peer, _, events) = await InboundFromRawPeer("connection-timeout = 1s");
         await peer.SendAsync(new byte[] { 3, 0, 0, 0, 1, 2, 3 }); // one frame, little-endian prefix
         Assert.Equal(3, (await events.Next<InboundPayload>()).Payload.Length);
 
-        // Three bounds pass with the peer quiet: having spoken once, it is not dropped as silent.
+        // Two bounds pass with the peer quiet: having spoken once, it is not dropped as silent.
         var buffer = new byte[1];
         var read = peer.ReceiveAsync(buffer);
-        Assert.NotSame(read, await Task.WhenAny(read, Task.Delay(TimeSpan.FromMilliseconds(900))));
+        Assert.NotSame(read, await Task.WhenAny(read, Task.Delay(TimeSpan.FromSeconds(2))));
 
         peer.LingerState = new LingerOption(true, 0);
         peer.Close(); // a reset
+
+        // The close aborts the pending read: observed here, or its fault surfaces as an unobserved task exception in
+        // whichever test's collection finalizes it (the silent-peers test counts those, and once counted this one).
+        await Assert.ThrowsAnyAsync<Exception>(() => read);
         await events.Next<Disassociated>();
         await Poll.Until(() => Logs.Any(e => e.ToString()!.Contains("was reset by the peer")), "the disassociation line");
         Assert.Equal(0, WarningsLogged("dropped an inbound connection"));
