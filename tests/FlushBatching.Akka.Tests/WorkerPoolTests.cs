@@ -65,8 +65,12 @@ public sealed class WorkerPoolTests
         }
         finally
         {
+            // Bounded as the transport bounds it (its 2 s step bound names what is left and goes on): one of DotNetty's
+            // own loops can spin in SingleThreadEventExecutor.CleanupAndTerminate -> ConfirmShutdown and never
+            // terminate (seen in about 1 of 20 runs of this test under load, event-loop = dedicated; a stack report
+            // showed that thread on CPU). Unbounded, it hung this test and CI; it is an open defect, not the subject here.
             await stack.StopListeningAsync();
-            await stack.StopAsync();
+            await Task.WhenAny(stack.StopAsync(), Task.Delay(TimeSpan.FromSeconds(5)));
         }
     }
 
