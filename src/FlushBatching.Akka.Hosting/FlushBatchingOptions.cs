@@ -123,8 +123,8 @@ public sealed class FlushBatchingOptions
         Add(SettingKeys.EventLoop, EventLoop switch
         {
             null => null,
-            DotNettyEventLoop.ThreadPool => "thread-pool",
-            DotNettyEventLoop.Dedicated => "dedicated",
+            DotNettyEventLoop.ThreadPool => EventLoopKindNames.ThreadPool,
+            DotNettyEventLoop.Dedicated => EventLoopKindNames.Dedicated,
             var other => throw new InvalidSettingException(SettingKeys.EventLoop, other.ToString()!, "ThreadPool or Dedicated"),
         });
         Add(SettingKeys.ByteOrder, ByteOrder switch

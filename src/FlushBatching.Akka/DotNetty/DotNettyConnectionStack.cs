@@ -20,6 +20,7 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
 
     // How long the loops' shutdown may take after that: with the channels' step, the whole stop stays well inside the
     // transport's bound. A thread-pool loop held by a task counts as terminated then; DotNetty's own loop cannot.
+    // EventLoopShutdown adds its grace (100 ms) before it ends a DotNetty loop that spins.
     private static readonly TimeSpan LoopShutdownBound = TimeSpan.FromMilliseconds(500);
 
     private readonly MultithreadEventLoopGroup _serverGroup;
@@ -60,16 +61,17 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
     /// never close its socket: one accepted while the transport shut down, say, which no one had announced yet. The
     /// closes are awaited for <see cref="StepBound"/>, then the loops are stopped anyway within
     /// <see cref="LoopShutdownBound"/>: a thread-pool loop held by a task that does not return counts as terminated at
-    /// that bound; one of DotNetty's own loops (<c>event-loop = dedicated</c>) ends only when its thread is free, and the
-    /// transport's bound names it and goes on.
+    /// that bound; one of DotNetty's own loops (<c>event-loop = dedicated</c>) that still runs then is ended as
+    /// <see cref="EventLoopShutdown"/> says, and one held by a task ends only when its thread is free: the transport's
+    /// bound names it and goes on.
     /// </summary>
     public async Task StopAsync()
     {
         var closing = Task.WhenAll(_channels.Close().Select(CloseQuietlyAsync));
         await Task.WhenAny(closing, Task.Delay(StepBound)).ConfigureAwait(false);
         await Task.WhenAll(
-            _serverGroup.ShutdownGracefullyAsync(TimeSpan.Zero, LoopShutdownBound),
-            _clientGroup.ShutdownGracefullyAsync(TimeSpan.Zero, LoopShutdownBound)).ConfigureAwait(false);
+            EventLoopShutdown.ShutdownAsync(_serverGroup, LoopShutdownBound),
+            EventLoopShutdown.ShutdownAsync(_clientGroup, LoopShutdownBound)).ConfigureAwait(false);
     }
 
     public string StillOpen
