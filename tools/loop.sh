@@ -5,8 +5,8 @@
 #   tools/loop.sh stack|transport RUNS [OUT]     OUT: artifacts/loop/SET by default
 #
 # stack: ConnectionStackSuite's hostile-peer, letting-go and close-race tests on the sockets stack and the DotNetty
-# stack on both event-loop kinds, the DotNetty held-loop shutdown and ThreadPoolEventLoop's own tests (at least 52
-# tests, about 40 s a run on a quiet 2-core machine). transport: TransportSuite's hostile-peer and letting-go tests, the
+# stack on both event-loop kinds, the DotNetty held-loop shutdown, ThreadPoolEventLoop's and EventLoopShutdown's own tests and each loop kind's stop
+# (at least 58 tests, about 40 s a run on a quiet 2-core machine). transport: TransportSuite's hostile-peer and letting-go tests, the
 # start/stop cycles and the SPI shutdown tests on both stacks, DotNetty's on both loop kinds (at least 36 tests, about
 # 90 s a run). For load, start a busy process per core first (`yes >/dev/null &` twice, or tools/fuzz.sh runs). Build
 # first: ./build.sh test, or dotnet build tests/FlushBatching.Akka.Tests -c Release. OUT/summary has a line per run. It
@@ -21,8 +21,9 @@ case $set_name in
   stack) names=(A_peer_that_never_starts_its_TLS_handshake A_peer_that_closes_inside_a_frame A_peer_that_announces_a_huge_frame Peers_that_connect_while_the_stack_stops_listening
     A_server_that_never_answers_the_TLS_handshake A_connect_that_is_never_answered Silent_peers_handshakes_past_their_bound
     A_close_to_a_peer_that_stopped_reading Writes_after_a_close_has_begun A_close_to_a_peer_that_reads A_shutdown_held_up_by_a_busy_event_loop
-    Every_write_accepted_while_a_close_races_it ThreadPoolEventLoopTests)
-    least=52 ;;
+    Every_write_accepted_while_a_close_races_it ThreadPoolEventLoopTests EventLoopShutdownTests
+    The_DotNetty_stack_runs_its_channels_on_the_thread_pool_or_on_threads_of_its_own_as_event_loop_says)
+    least=58 ;;
   transport) names=(A_peer_that_stops_before_its_first_frame A_flood_of_connections_that_connect_and_vanish Shutdown_with_hostile_peers_connected
     Terminate_with_megabytes_queued Quarantining_a_peer_that_stopped_reading Shutdown_is_safe_to_repeat Shutdown_closes_the_port_and_ends
     Fifty_start_stop_cycles)
