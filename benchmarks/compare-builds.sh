@@ -10,7 +10,7 @@
 # in odd repeats and AFTER first in even ones: a process that happens to run slow, or a build that always runs second,
 # then weighs on one run of each build instead of on all of one build's runs. OUT receives every run's text and JSON
 # and summary.md. With LOCAL=1 each run is one process (both ActorSystems in it, no server), where the ceiling
-# transport can run beside the others.
+# transport can run beside the others. SERVER_ARGS go to each server process, for example "--starve-pool 8".
 set -euo pipefail
 before=$1 after=$2 out=$3
 shift 3
@@ -50,7 +50,7 @@ for run in $(seq 1 "$repeat"); do
       dotnet "${dll[$build]}" "$@" ${warm[$build]} --json "$out/$build-$run.json" >"$out/$build-$run.txt" 2>&1
       continue
     fi
-    dotnet "${dll[$build]}" --role server --port 0 >"$out/server-$build-$run.log" 2>&1 &
+    dotnet "${dll[$build]}" --role server --port 0 ${SERVER_ARGS:-} >"$out/server-$build-$run.log" 2>&1 &
     server=$!
     address=$("$root/benchmarks/server-address.sh" "$out/server-$build-$run.log")
     dotnet "${dll[$build]}" --role client --server "$address" "$@" ${warm[$build]} --json "$out/$build-$run.json" >"$out/$build-$run.txt" 2>&1
