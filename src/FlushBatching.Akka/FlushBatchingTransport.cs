@@ -24,9 +24,10 @@ public abstract class FlushBatchingTransport : Transport
     private readonly IConnectionStack _stack;
     private readonly TaskCompletionSource<IAssociationEventListener> _associationListener =
         new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly OpenSet<ITransportConnection> _connections = new();
+    private readonly OpenSet<TrackedConnection> _connections = new();
     private readonly object _gate = new();
     private readonly InboundSetupLog _setupLog;
+    private readonly string _address;
     private Task<bool>? _shutdownTask;
     private volatile bool _stopping;
     private volatile bool _listening;
@@ -52,8 +53,11 @@ public abstract class FlushBatchingTransport : Transport
 
         // A Meter of its own, every measurement tagged with the address this transport is configured with: one
         // value per ActorSystem, so two systems in one process are told apart. Disposed at shutdown.
-        var address = "akka." + Settings.Addressing.Configured(SchemeIdentifier, system.Name);
-        Settings = Settings.WithMetrics(new FlushBatchingMetrics(new KeyValuePair<string, object?>(AddressTag, address)));
+        _address = "akka." + Settings.Addressing.Configured(SchemeIdentifier, system.Name);
+        Settings = Settings.WithMetrics(new FlushBatchingMetrics(new KeyValuePair<string, object?>(AddressTag, _address)));
+        Settings.Connection.Metrics.Meter.CreateObservableUpDownCounter(
+            PeerUnsentInstrument, UnsentByPeer, "By",
+            "Bytes written and not yet sent, for each peer this node has a connection with: the slow peer's series stays high.");
         _stack = stack(Settings);
         _setupLog = new InboundSetupLog(Log, Settings.Connection.TimeProvider);
     }
@@ -81,6 +85,29 @@ public abstract class FlushBatchingTransport : Transport
     /// this transport, and on which stack, can be checked from its metrics at any log level.
     /// </summary>
     public const string ListeningInstrument = "flushbatching.transport.listening";
+
+    /// <summary>
+    /// The instrument that reads, for each peer this transport has connections with, the bytes written to them and not
+    /// yet sent, tagged with <see cref="AddressTag"/>, <see cref="PeerAddressTag"/>, <see cref="PeerPortTag"/> and
+    /// <see cref="DirectionTag"/>: when <c>flushbatching.writes.refused</c> rises, the series that stays high names the
+    /// slow peer. A series lasts as long as the peer's connections: there are never more than the connections open.
+    /// </summary>
+    public const string PeerUnsentInstrument = "flushbatching.peer.unsent";
+
+    /// <summary>The tag of <see cref="PeerUnsentInstrument"/> that gives the peer's IP address, as OpenTelemetry names it.</summary>
+    public const string PeerAddressTag = "network.peer.address";
+
+    /// <summary>
+    /// The tag of <see cref="PeerUnsentInstrument"/> that gives the peer's port: the port it listens on when this node
+    /// connected to it, the port it connected from (a new one for each connection) when it connected to this node.
+    /// </summary>
+    public const string PeerPortTag = "network.peer.port";
+
+    /// <summary>
+    /// The tag of <see cref="PeerUnsentInstrument"/> that says who opened the connection: <c>outbound</c> (this node) or
+    /// <c>inbound</c> (the peer).
+    /// </summary>
+    public const string DirectionTag = "flushbatching.direction";
 
     /// <summary>
     /// Reads <paramref name="section"/> as a transport reads its own at start, over the package's defaults, and throws
@@ -168,7 +195,7 @@ public abstract class FlushBatchingTransport : Transport
             throw new InvalidAssociationException($"Failed to associate with {remoteAddress}: {cause.Message}", cause);
         }
 
-        return Track(connection, remoteAddress) ?? throw new InvalidAssociationException(
+        return Track(connection, remoteAddress, inbound: false) ?? throw new InvalidAssociationException(
             $"Cannot associate with {remoteAddress}: the transport shut down while connecting.");
     }
 
@@ -211,7 +238,7 @@ public abstract class FlushBatchingTransport : Transport
         try
         {
             clean &= await WithinAsync(_stack.StopListeningAsync(), LetGoBound, "stop listening", () => "the listener").ConfigureAwait(false);
-            var open = _connections.Close();
+            var open = _connections.Close().Select(tracked => tracked.Connection).ToList();
             foreach (var connection in open)
             {
                 _ = connection.CloseAsync();
@@ -287,7 +314,7 @@ public abstract class FlushBatchingTransport : Transport
     {
         // Tracked at once, so that shutdown closes it even if it is never announced.
         var remote = AkkaAddressing.PeerAddress(SchemeIdentifier, System.Name, connection.RemoteEndPoint);
-        if (Track(connection, remote) is { } handle)
+        if (Track(connection, remote, inbound: true) is { } handle)
         {
             // A peer that connects and never speaks holds a connection for nothing: it gets connection-timeout.
             handle.CloseUnlessHeardWithin(Settings.Connection.ConnectTimeout, Settings.Connection.TimeProvider, _setupLog);
@@ -303,9 +330,9 @@ public abstract class FlushBatchingTransport : Transport
     }
 
     // Null once shutdown has taken the connections to close: this one is aborted, and no handle is made for it.
-    private BatchingAssociationHandle? Track(ITransportConnection connection, Address remote)
+    private BatchingAssociationHandle? Track(ITransportConnection connection, Address remote, bool inbound)
     {
-        if (!_connections.TryAdd(connection, connection.Completion))
+        if (!_connections.TryAdd(new TrackedConnection(connection, connection.RemoteEndPoint, inbound), connection.Completion))
         {
             connection.Abort();
             return null;
@@ -316,4 +343,18 @@ public abstract class FlushBatchingTransport : Transport
     }
 
     private void OnRejected(Exception reason) => _setupLog.Dropped(reason);
+
+    // One measurement per peer: the connections to one peer's address and port (two while Akka replaces one) add up.
+    private IEnumerable<System.Diagnostics.Metrics.Measurement<long>> UnsentByPeer() => _connections.Snapshot()
+        .GroupBy(tracked => (tracked.Peer.Address, tracked.Peer.Port, tracked.Inbound))
+        .Select(peer => new System.Diagnostics.Metrics.Measurement<long>(peer.Sum(tracked => tracked.Connection.UnsentBytes),
+        [
+            new(AddressTag, _address),
+            new(PeerAddressTag, (peer.Key.Address.IsIPv4MappedToIPv6 ? peer.Key.Address.MapToIPv4() : peer.Key.Address).ToString()),
+            new(PeerPortTag, peer.Key.Port),
+            new(DirectionTag, peer.Key.Inbound ? "inbound" : "outbound"),
+        ]));
+
+    // A connection this transport holds until it ends, its peer's end, and who opened it.
+    private sealed record TrackedConnection(ITransportConnection Connection, System.Net.IPEndPoint Peer, bool Inbound);
 }

@@ -179,6 +179,90 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     }
 
     [Fact]
+    public async Task The_unsent_bytes_of_each_peer_have_a_series_of_their_own_the_slow_peer_s_stays_high_and_ends_with_its_association()
+    {
+        const string marks = "write-buffer-high-water-mark = 64k, write-buffer-low-water-mark = 32k, send-buffer-size = 32k, receive-buffer-size = 32k";
+        var (_, fastAddress, fastInbound) = await Listen(marks);
+        var (_, slowAddress, _) = await Listen(marks);
+        var (client, _, _) = await Listen(marks);
+        using var metrics = new MeterRecorder(((FlushBatchingTransport)client).Settings.Connection.Metrics);
+        var toFast = await client.Associate(fastAddress);
+        var toSlow = await client.Associate(slowAddress);
+        (await fastInbound.Next<InboundAssociation>()).Association.ReadHandlerSource.SetResult(new EventCollector());
+
+        // The slow peer never registers its read handler: it reads into its own buffer until that is full, then not at
+        // all. The client's queue to it fills, while everything written to the fast one goes out.
+        var payload = ByteString.CopyFrom(new byte[60_000]);
+        for (var i = 0; i < 20; i++)
+        {
+            await Poll.Until(() => toFast.Write(payload), "a write to the fast peer to be accepted");
+        }
+
+        var accepted = 0;
+        for (var refused = Stopwatch.StartNew(); refused.Elapsed < TimeSpan.FromSeconds(1);)
+        {
+            if (toSlow.Write(payload))
+            {
+                Assert.True(++accepted < 1_000, "the slow peer took 60 MB although it never reads");
+                refused.Restart();
+            }
+            else
+            {
+                await Task.Delay(10);
+            }
+        }
+
+        long UnsentTo(Address peer) => metrics.ObserveSeries(FlushBatchingTransport.PeerUnsentInstrument)
+            .Where(series => (int)series.Tags[FlushBatchingTransport.PeerPortTag]! == peer.Port).Select(series => series.Value).DefaultIfEmpty(-1).Single();
+        await Poll.Until(() => UnsentTo(fastAddress) == 0, "the fast peer's series to read 0");
+
+        var all = metrics.ObserveSeries(FlushBatchingTransport.PeerUnsentInstrument);
+        Assert.Equal(2, all.Count);
+        Assert.All(all, series =>
+        {
+            Assert.Equal("outbound", series.Tags[FlushBatchingTransport.DirectionTag]);
+            Assert.Equal("127.0.0.1", series.Tags[FlushBatchingTransport.PeerAddressTag]);
+            Assert.StartsWith("akka.", (string)series.Tags[FlushBatchingTransport.AddressTag]!);
+        });
+        Assert.True(UnsentTo(slowAddress) > 64 * 1024, $"the slow peer's series reads {UnsentTo(slowAddress)}, not above the mark");
+
+#pragma warning disable CS0618 // Akka.Remote's SPI: the overload with a reason calls this one.
+        toSlow.Disassociate();
+#pragma warning restore CS0618
+        await Poll.Until(() => UnsentTo(slowAddress) == -1, "the slow peer's series to end with its association");
+        Assert.Equal(0, UnsentTo(fastAddress));
+    }
+
+    [Fact]
+    public async Task Two_hundred_associations_from_one_peer_make_a_series_each_where_they_were_accepted_and_none_once_they_end()
+    {
+        const int Associations = 200;
+        var (server, serverAddress, inbound) = await Listen("connection-timeout = 60s");
+        var (client, _, _) = await Listen();
+        using var accepted = new MeterRecorder(((FlushBatchingTransport)server).Settings.Connection.Metrics);
+        using var opened = new MeterRecorder(((FlushBatchingTransport)client).Settings.Connection.Metrics);
+        for (var i = 0; i < Associations; i++)
+        {
+            await client.Associate(serverAddress);
+            (await inbound.Next<InboundAssociation>()).Association.ReadHandlerSource.SetResult(new EventCollector());
+        }
+
+        // Inbound, the peer's port is the one it connected from: a series per connection, and only while it is open.
+        await Poll.Until(() => accepted.ObserveSeries(FlushBatchingTransport.PeerUnsentInstrument).Count == Associations, $"{Associations} inbound series");
+        var series = accepted.ObserveSeries(FlushBatchingTransport.PeerUnsentInstrument);
+        Assert.All(series, one => Assert.Equal("inbound", one.Tags[FlushBatchingTransport.DirectionTag]));
+        Assert.Equal(Associations, series.Select(one => one.Tags[FlushBatchingTransport.PeerPortTag]).Distinct().Count());
+
+        // Outbound, the connections to one peer add up in one series.
+        var outbound = Assert.Single(opened.ObserveSeries(FlushBatchingTransport.PeerUnsentInstrument));
+        Assert.Equal(serverAddress.Port, outbound.Tags[FlushBatchingTransport.PeerPortTag]);
+
+        Assert.True(await client.Shutdown().WaitAsync(ShutdownTimeout));
+        await Poll.Until(() => accepted.ObserveSeries(FlushBatchingTransport.PeerUnsentInstrument).Count == 0, "every inbound series to end");
+        Assert.Empty(opened.ObserveSeries(FlushBatchingTransport.PeerUnsentInstrument));
+    }
+
+    [Fact]
     public async Task Shutdown_is_safe_to_repeat_and_later_calls_return_the_first_call_s_task()
     {
         var (server, serverAddress, _) = await Listen();

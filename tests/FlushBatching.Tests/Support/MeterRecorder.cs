@@ -8,6 +8,9 @@ namespace FlushBatching.Tests.Support;
 public sealed class MeterRecorder : IDisposable
 {
     private readonly MeterListener _listener = new();
+    private readonly object _observing = new();
+    private string? _seriesOf;
+    private List<(long Value, Dictionary<string, object?> Tags)>? _series;
 
     public MeterRecorder(FlushBatchingMetrics metrics)
         : this(meter => ReferenceEquals(meter, metrics.Meter))
@@ -55,8 +58,27 @@ public sealed class MeterRecorder : IDisposable
         return Values(instrument).Skip(before).Single();
     }
 
+    /// <summary>What the observable <paramref name="instrument"/> reads now: one value per series, with the series' tags.</summary>
+    public IReadOnlyList<(long Value, Dictionary<string, object?> Tags)> ObserveSeries(string instrument)
+    {
+        lock (_observing)
+        {
+            _series = [];
+            _seriesOf = instrument;
+            _listener.RecordObservableInstruments();
+            var series = _series;
+            _series = null;
+            return series;
+        }
+    }
+
     private void Record(Instrument instrument, long value, ReadOnlySpan<KeyValuePair<string, object?>> tags)
     {
+        if (_series is not null && instrument.Name == _seriesOf)
+        {
+            _series.Add((value, tags.ToArray().ToDictionary(tag => tag.Key, tag => tag.Value)));
+        }
+
         string? reason = null;
         foreach (var tag in tags)
         {
