@@ -40,8 +40,7 @@ public sealed class SettingsValidationTests
         { "tcp-keepalive = [on, off]", "tcp-keepalive", "(not a single value)", "on, off" }, // Akka's GetString gives "" for both
         { "send-buffer-size = -1b", "send-buffer-size", "-1b", "from 0b" },
         { "receive-buffer-size = 4g", "receive-buffer-size", "4g", "from 0b" },
-        { "backlog = 0", "backlog", "0", "from 1 to 65535" },
-        { "backlog = 70000", "backlog", "70000", "from 1 to 65535" },
+        { "backlog = -1", "backlog", "-1", "from 0 to 2147483647" },
         { "connection-timeout = 0s", "connection-timeout", "0s", "above 0" },
         { "write-buffer-high-water-mark = lots", "write-buffer-high-water-mark", "lots", "a size such as" },
         { "write-buffer-high-water-mark = 4g", "write-buffer-high-water-mark", "4g", "from 1b to 2147483647b" },
@@ -84,6 +83,16 @@ public sealed class SettingsValidationTests
         Assert.Equal(value, e.Value);
         Assert.Contains(allowed, e.Allowed);
         Assert.StartsWith($"Invalid value '{value}' for '{key}': allowed is ", e.Message);
+    }
+
+    [Theory]
+    [InlineData(100_000)] // stock passes it to the socket, and the operating system caps it: so does this transport
+    [InlineData(0)]
+    public void A_backlog_stock_starts_with_is_taken_as_it_is(int backlog)
+    {
+        var settings = BatchingTransportSettings.Create(ConfigurationFactory.ParseString($"backlog = {backlog}"));
+
+        Assert.Equal(backlog, settings.Connection.Backlog);
     }
 
     [Fact]

@@ -198,19 +198,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
             await Poll.Until(() => toFast.Write(payload), "a write to the fast peer to be accepted");
         }
 
-        var accepted = 0;
-        for (var refused = Stopwatch.StartNew(); refused.Elapsed < TimeSpan.FromSeconds(1);)
-        {
-            if (toSlow.Write(payload))
-            {
-                Assert.True(++accepted < 1_000, "the slow peer took 60 MB although it never reads");
-                refused.Restart();
-            }
-            else
-            {
-                await Task.Delay(10);
-            }
-        }
+        await WriteUntilRefusedForASecond(toSlow, payload);
 
         long UnsentTo(Address peer) => metrics.ObserveSeries(FlushBatchingTransport.PeerUnsentInstrument)
             .Where(series => (int)series.Tags[FlushBatchingTransport.PeerPortTag]! == peer.Port).Select(series => series.Value).DefaultIfEmpty(-1).Single();
@@ -419,6 +407,51 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     }
 
     [Fact]
+    public async Task With_flush_wait_on_shutdown_at_zero_a_disassociation_drops_what_is_unsent_at_once_as_stock_does()
+    {
+        // A configuration that starts on stock starts here: 0s is stock's own close, with nothing waited for.
+        var system = ActorSystem.Create("no-wait", Nodes.ConfigFor(TransportClass, hocon: "akka.actor.provider = local\nakka.remote.flush-wait-on-shutdown = 0s"));
+        var transports = new List<Transport>();
+        try
+        {
+            var config = system.Settings.Config.GetConfig("akka.remote.dot-netty.tcp");
+            async Task<(Transport, Address)> Listening()
+            {
+                var transport = (Transport)Activator.CreateInstance(Type.GetType(TransportClass, throwOnError: true)!, system, config)!;
+                transports.Add(transport);
+                var (address, listener) = await transport.Listen();
+                listener.SetResult(new EventCollector());
+                return (transport, address);
+            }
+
+            var (_, serverAddress) = await Listening(); // never registers a read handler: it never reads
+            var (client, _) = await Listening();
+            var outbound = await client.Associate(serverAddress);
+            outbound.ReadHandlerSource.SetResult(new EventCollector());
+            await WriteUntilRefusedForASecond(outbound, ByteString.CopyFrom(new byte[60_000]));
+            var connection = ((BatchingAssociationHandle)outbound).Connection;
+            Assert.True(connection.UnsentBytes > 0, "nothing was left unsent to drop");
+
+#pragma warning disable CS0618 // Akka.Remote's SPI: the overload with a reason calls this one.
+            outbound.Disassociate();
+#pragma warning restore CS0618
+            await connection.Completion.WaitAsync(TimeSpan.FromSeconds(10));
+            await Poll.Until(
+                () => CollectingLogger.For(system).Any(e => e.LogLevel() == LogLevel.WarningLevel && e.ToString()!.Contains("was aborted after 0ms (akka.remote.flush-wait-on-shutdown)")),
+                "the WARNING that the close was aborted at once");
+        }
+        finally
+        {
+            foreach (var transport in transports)
+            {
+                await transport.Shutdown().WaitAsync(ShutdownTimeout);
+            }
+
+            await system.Terminate().WaitAsync(ShutdownTimeout);
+        }
+    }
+
+    [Fact]
     public async Task Shutdown_with_an_idle_association_reports_itself_clean()
     {
         var (_, serverAddress, inbound) = await Listen();
@@ -463,6 +496,25 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     }
 
     private async Task<string> ShutdownLine() => (await OneLine("FlushBatching transport shut down in")).ToString()!;
+
+    // Writes payload until writes stay refused for a second: a peer that never reads then holds all it will, in its
+    // socket and in its transport's read buffer, and the rest waits unsent here.
+    private static async Task WriteUntilRefusedForASecond(AssociationHandle handle, ByteString payload)
+    {
+        var accepted = 0;
+        for (var refused = Stopwatch.StartNew(); refused.Elapsed < TimeSpan.FromSeconds(1);)
+        {
+            if (handle.Write(payload))
+            {
+                Assert.True(++accepted < 1_000, $"the peer took {accepted} payloads of {payload.Length} bytes although it never reads");
+                refused.Restart();
+            }
+            else
+            {
+                await Task.Delay(10);
+            }
+        }
+    }
 
     private int LinesLogged(LogLevel level, params string[] parts) =>
         CollectingLogger.For(_system).Count(e => e.LogLevel() == level && parts.All(e.ToString()!.Contains));

@@ -184,12 +184,15 @@ public sealed record ConnectionSettings
     public ConnectionSettings WithReceiveBufferSize(long bytes) =>
         this with { ReceiveBufferSize = RequireBufferSize(SettingKeys.ReceiveBufferSize, bytes) };
 
-    /// <summary>Returns a copy with <see cref="Backlog"/> set (1 to 65535).</summary>
+    /// <summary>
+    /// Returns a copy with <see cref="Backlog"/> set: any whole number from 0, as stock takes it; the operating system
+    /// caps it (Linux at <c>net.core.somaxconn</c>, 4096 by default).
+    /// </summary>
     public ConnectionSettings WithBacklog(int backlog) => this with
     {
-        Backlog = backlog is >= 1 and <= 65535
+        Backlog = backlog >= 0
             ? backlog
-            : throw new InvalidSettingException(SettingKeys.Backlog, backlog.ToString(CultureInfo.InvariantCulture), "a whole number from 1 to 65535"),
+            : throw new InvalidSettingException(SettingKeys.Backlog, backlog.ToString(CultureInfo.InvariantCulture), "a whole number from 0 to 2147483647"),
     };
 
     /// <summary>Returns a copy with <see cref="ConnectTimeout"/> set (above 0, at most 1 hour).</summary>
@@ -200,12 +203,15 @@ public sealed record ConnectionSettings
             : throw new InvalidSettingException(SettingKeys.ConnectTimeout, SettingText.FormatDuration(timeout), "a duration above 0 and at most 1h"),
     };
 
-    /// <summary>Returns a copy with <see cref="CloseTimeout"/> set (above 0, at most 1 hour).</summary>
+    /// <summary>
+    /// Returns a copy with <see cref="CloseTimeout"/> set (0 to 1 hour): 0 aborts every close at once, dropping what is
+    /// unsent, as stock closes.
+    /// </summary>
     public ConnectionSettings WithCloseTimeout(TimeSpan timeout) => this with
     {
-        CloseTimeout = timeout > TimeSpan.Zero && timeout <= TimeSpan.FromHours(1)
+        CloseTimeout = timeout >= TimeSpan.Zero && timeout <= TimeSpan.FromHours(1)
             ? timeout
-            : throw new InvalidSettingException(SettingKeys.CloseTimeout, SettingText.FormatDuration(timeout), "a duration above 0 and at most 1h"),
+            : throw new InvalidSettingException(SettingKeys.CloseTimeout, SettingText.FormatDuration(timeout), "a duration from 0 to 1h"),
     };
 
     /// <summary>

@@ -81,8 +81,10 @@ public class ConnectionSettingsTests
     public void Each_limit_is_accepted_at_its_edges()
     {
         var settings = ConnectionSettings.Default;
-        Assert.Equal(1, settings.WithBacklog(1).Backlog);
-        Assert.Equal(65535, settings.WithBacklog(65535).Backlog);
+        Assert.Equal(0, settings.WithBacklog(0).Backlog);
+        Assert.Equal(int.MaxValue, settings.WithBacklog(int.MaxValue).Backlog);
+        Assert.Equal(TimeSpan.Zero, settings.WithCloseTimeout(TimeSpan.Zero).CloseTimeout);
+        Assert.Equal(TimeSpan.FromHours(1), settings.WithCloseTimeout(TimeSpan.FromHours(1)).CloseTimeout);
         Assert.Equal(TimeSpan.FromTicks(1), settings.WithConnectTimeout(TimeSpan.FromTicks(1)).ConnectTimeout);
         Assert.Equal(TimeSpan.FromHours(1), settings.WithConnectTimeout(TimeSpan.FromHours(1)).ConnectTimeout);
         Assert.Equal(int.MaxValue, settings.WithSendBufferSize(int.MaxValue).SendBufferSize);
@@ -95,8 +97,9 @@ public class ConnectionSettingsTests
 
     public static TheoryData<Func<ConnectionSettings>, string, string> PastTheLimits => new()
     {
-        { () => ConnectionSettings.Default.WithBacklog(0), "'0' for 'backlog'", "a whole number from 1 to 65535" },
-        { () => ConnectionSettings.Default.WithBacklog(65536), "'65536' for 'backlog'", "a whole number from 1 to 65535" },
+        { () => ConnectionSettings.Default.WithBacklog(-1), "'-1' for 'backlog'", "a whole number from 0 to 2147483647" },
+        { () => ConnectionSettings.Default.WithCloseTimeout(TimeSpan.FromTicks(-1)), "for 'akka.remote.flush-wait-on-shutdown'", "a duration from 0 to 1h" },
+        { () => ConnectionSettings.Default.WithCloseTimeout(TimeSpan.FromHours(1) + TimeSpan.FromTicks(1)), "for 'akka.remote.flush-wait-on-shutdown'", "a duration from 0 to 1h" },
         { () => ConnectionSettings.Default.WithConnectTimeout(TimeSpan.Zero), "for 'connection-timeout'", "a duration above 0 and at most 1h" },
         { () => ConnectionSettings.Default.WithConnectTimeout(TimeSpan.FromHours(1) + TimeSpan.FromTicks(1)), "for 'connection-timeout'", "a duration above 0 and at most 1h" },
         { () => ConnectionSettings.Default.WithSendBufferSize(-1), "'-1b' for 'send-buffer-size'", "a size from 0b (the operating system's default) to 2147483647b" },
