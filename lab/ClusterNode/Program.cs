@@ -10,8 +10,12 @@ using ClusterNode;
 using FlushBatching.Diagnostics;
 
 var nameOption = new Option<string>("--name") { Description = "The node's name in its report lines.", Required = true };
-var transportOption = new Option<string>("--transport") { Description = "flushbatching, flushbatching-dotnetty or stock.", DefaultValueFactory = _ => "flushbatching" };
-transportOption.AcceptOnlyFromAmong("flushbatching", "flushbatching-dotnetty", "stock");
+var transportOption = new Option<string>("--transport")
+{
+    Description = "flushbatching, flushbatching-dotnetty (its event loops on the thread pool), flushbatching-dotnetty-dedicated (DotNetty's own loops) or stock.",
+    DefaultValueFactory = _ => "flushbatching",
+};
+transportOption.AcceptOnlyFromAmong("flushbatching", "flushbatching-dotnetty", "flushbatching-dotnetty-dedicated", "stock");
 var hostnameOption = new Option<string>("--hostname") { Description = "The address to bind and to be reached by.", DefaultValueFactory = _ => "127.0.0.1" };
 var portOption = new Option<int>("--port") { Description = "The port to bind.", DefaultValueFactory = _ => 2552 };
 var seedOption = new Option<string>("--seed") { Description = "The seed node's address, such as akka.tcp://lab@10.77.0.1:2552.", Required = true };
@@ -33,9 +37,10 @@ root.SetAction(async (parse, _) =>
     var transportClass = parse.GetValue(transportOption) switch
     {
         "flushbatching" => "FlushBatching.Akka.BatchingTcpTransport, FlushBatching.Akka",
-        "flushbatching-dotnetty" => "FlushBatching.Akka.DotNettyBatchingTransport, FlushBatching.Akka",
+        "flushbatching-dotnetty" or "flushbatching-dotnetty-dedicated" => "FlushBatching.Akka.DotNettyBatchingTransport, FlushBatching.Akka",
         _ => "Akka.Remote.Transport.DotNetty.TcpTransport, Akka.Remote",
     };
+    var eventLoop = parse.GetValue(transportOption) == "flushbatching-dotnetty-dedicated" ? "event-loop = dedicated" : "";
     var pfx = parse.GetValue(pfxOption);
     var tls = pfx is null ? "" : $$"""
         enable-ssl = on
@@ -51,6 +56,7 @@ root.SetAction(async (parse, _) =>
             hostname = "{{parse.GetValue(hostnameOption)}}"
             port = {{parse.GetValue(portOption)}}
             transport-class = "{{transportClass}}"
+            {{eventLoop}}
             {{tls}}
           }
           cluster {

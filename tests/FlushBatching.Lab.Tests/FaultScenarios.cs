@@ -12,14 +12,18 @@ public sealed class FaultScenarios(ITestOutputHelper output)
 {
     private const string Ours = "flushbatching";
     private const string OursDotNetty = "flushbatching-dotnetty";
+    private const string OursDotNettyDedicated = "flushbatching-dotnetty-dedicated";
     private const string Stock = "stock";
 
     private static readonly TimeSpan Formation = TimeSpan.FromSeconds(90);
     private static readonly TimeSpan Recovery = TimeSpan.FromSeconds(60);
     private static readonly TimeSpan Fault = TimeSpan.FromSeconds(20);
 
-    /// <summary>Four nodes: the seed and the victim on this project's core transport, one DotNetty variant, one stock.</summary>
-    private static readonly (string, string)[] Mixed4 = [("n1", Ours), ("n2", Stock), ("n3", OursDotNetty), ("n4", Ours)];
+    /// <summary>
+    /// Four nodes: the seed and the victim on this project's core transport, one on the DotNetty stack (its loops on the
+    /// thread pool, or DotNetty's own: see <see cref="Mixed4With"/>), one stock.
+    /// </summary>
+    private static readonly (string, string)[] Mixed4 = Mixed4With(OursDotNetty);
 
     [Fact]
     public async Task Steady_five_nodes_lose_and_reorder_nothing_and_memory_stays_flat() =>
@@ -91,6 +95,7 @@ public sealed class FaultScenarios(ITestOutputHelper output)
     [RealLinksTheory]
     [InlineData(Ours)]
     [InlineData(OursDotNetty)]
+    [InlineData(OursDotNettyDedicated)]
     [InlineData(Stock)]
     public async Task Slow_link_under_a_flood_keeps_memory_bounded_without_an_error_storm(string transport)
     {
@@ -134,10 +139,12 @@ public sealed class FaultScenarios(ITestOutputHelper output)
     private static string TlsArguments(TestCertificateAuthority? authority) =>
         authority is null ? "" : $"--tls-pfx \"{authority.IssueForLoopback()}\" --tls-password {TestCertificateAuthority.Password}";
 
+    private static (string, string)[] Mixed4With(string dotNetty) => [("n1", Ours), ("n2", Stock), ("n3", dotNetty), ("n4", Ours)];
+
     // The four-node cluster of the fault scenarios, formed, with 10 s of traffic behind it; n4 is the victim.
-    private static async Task<Lab> Mixed4WithTraffic(int subnet, string arguments = "")
+    private static async Task<Lab> Mixed4WithTraffic(int subnet, string arguments = "", (string, string)[]? nodes = null)
     {
-        var lab = new Lab(subnet, Mixed4, arguments);
+        var lab = new Lab(subnet, nodes ?? Mixed4, arguments);
         try
         {
             await lab.AllUp(Formation);
@@ -155,7 +162,8 @@ public sealed class FaultScenarios(ITestOutputHelper output)
     {
         using var authority = tls ? new TestCertificateAuthority(trusted: true) : null;
         var arguments = TlsArguments(authority);
-        using var lab = new Lab(subnet, [("n1", Ours), ("n2", Ours), ("n3", OursDotNetty), ("n4", Stock), ("n5", Stock)], arguments);
+        // Both stacks, the DotNetty one on both kinds of event loop, beside two stock nodes.
+        using var lab = new Lab(subnet, [("n1", Ours), ("n2", OursDotNettyDedicated), ("n3", OursDotNetty), ("n4", Stock), ("n5", Stock)], arguments);
         await lab.AllUp(Formation);
         var third = duration / 3;
         await lab.Run(third);
@@ -184,7 +192,8 @@ public sealed class FaultScenarios(ITestOutputHelper output)
     {
         using var authority = tls ? new TestCertificateAuthority(trusted: true) : null;
         var arguments = TlsArguments(authority);
-        using var lab = await Mixed4WithTraffic(subnet, arguments);
+        // With TLS, the DotNetty node runs DotNetty's own loops: TLS on them is how stock runs it.
+        using var lab = await Mixed4WithTraffic(subnet, arguments, tls ? Mixed4With(OursDotNettyDedicated) : null);
         var victim = lab.Nodes[3];
 
         lab.Network.Cut(victim.Index);
