@@ -18,7 +18,7 @@ public sealed class HostedClusterTests
     [InlineData(TransportStack.DotNetty, "DotNetty")]
     public async Task Two_hosts_form_a_cluster_over_each_stack_whichever_order_the_calls_come_in(TransportStack stack, string stackName)
     {
-        int first = HostedNode.FreePort(), second = HostedNode.FreePort();
+        int first = RawPeer.ClosedEndPoint().Port, second = RawPeer.ClosedEndPoint().Port;
         var cluster = new ClusterOptions { SeedNodes = [Seed(first)] };
         await using var a = await HostedNode.StartAsync(b => b
             .WithRemoting("127.0.0.1", first)
@@ -42,7 +42,7 @@ public sealed class HostedClusterTests
     [Fact]
     public async Task A_host_on_FlushBatching_and_a_host_on_stock_form_one_cluster()
     {
-        int first = HostedNode.FreePort(), second = HostedNode.FreePort();
+        int first = RawPeer.ClosedEndPoint().Port, second = RawPeer.ClosedEndPoint().Port;
         var cluster = new ClusterOptions { SeedNodes = [Seed(first)] };
         await using var stock = await HostedNode.StartAsync(b => b.WithRemoting("127.0.0.1", first).WithClustering(cluster));
         await using var batching = await HostedNode.StartAsync(b => b.WithRemoting("127.0.0.1", second).WithClustering(cluster).WithFlushBatching());
@@ -65,7 +65,7 @@ public sealed class HostedClusterTests
             ["FlushBatching:Enabled"] = enabled,
             ["FlushBatching:MaxPendingWrites"] = "64",
         }).Build();
-        int first = HostedNode.FreePort(), second = HostedNode.FreePort();
+        int first = RawPeer.ClosedEndPoint().Port, second = RawPeer.ClosedEndPoint().Port;
         var cluster = new ClusterOptions { SeedNodes = [Seed(first)] };
         await using var node = await HostedNode.StartAsync(b => b
             .WithRemoting("127.0.0.1", first)
@@ -93,7 +93,7 @@ public sealed class HostedClusterTests
     {
         using var certificate = new SelfSignedCertificate();
         using var x509 = X509CertificateLoader.LoadPkcs12FromFile(certificate.PfxPath, SelfSignedCertificate.Password);
-        int first = HostedNode.FreePort(), second = HostedNode.FreePort();
+        int first = RawPeer.ClosedEndPoint().Port, second = RawPeer.ClosedEndPoint().Port;
         var cluster = new ClusterOptions { SeedNodes = [Seed(first, "ssl.tcp")] };
         void Configure(AkkaConfigurationBuilder builder, int port)
         {
@@ -128,7 +128,7 @@ public sealed class HostedClusterTests
     [Fact]
     public async Task Hocon_added_earlier_that_names_the_stock_transport_does_not_win()
     {
-        var port = HostedNode.FreePort();
+        var port = RawPeer.ClosedEndPoint().Port;
         await using var node = await HostedNode.StartAsync(b => b
             .AddHocon("akka.remote.dot-netty.tcp.transport-class = \"Akka.Remote.Transport.DotNetty.TcpTransport, Akka.Remote\"", HoconAddMode.Append)
             .WithRemoting("127.0.0.1", port)

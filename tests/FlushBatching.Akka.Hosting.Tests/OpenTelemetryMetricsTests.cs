@@ -2,6 +2,7 @@ using Akka.Cluster.Hosting;
 using Akka.Remote.Hosting;
 using FlushBatching.Akka.Hosting.Tests.Support;
 using FlushBatching.Diagnostics;
+using FlushBatching.Tests.Support;
 using Microsoft.Extensions.DependencyInjection;
 using OpenTelemetry;
 using OpenTelemetry.Metrics;
@@ -17,7 +18,7 @@ public sealed class OpenTelemetryMetricsTests
     public async Task The_documented_AddMeter_exports_every_send_bucketed_and_tagged_with_each_system_s_address(TransportStack stack)
     {
         var exported = new List<Metric>();
-        int first = HostedNode.FreePort(), second = HostedNode.FreePort();
+        int first = RawPeer.ClosedEndPoint().Port, second = RawPeer.ClosedEndPoint().Port;
         var cluster = new ClusterOptions { SeedNodes = [$"akka.tcp://{HostedNode.SystemName}@127.0.0.1:{first}"] };
         await using var a = await HostedNode.StartAsync(b => b.WithRemoting("127.0.0.1", first).WithClustering(cluster).WithFlushBatching(o => o.Transport = stack),
             services => services.AddOpenTelemetry().WithMetrics(metrics => metrics

@@ -2,7 +2,7 @@ using Akka.Actor;
 using Akka.Hosting;
 using Akka.Remote.Hosting;
 using FlushBatching.Akka.Hosting.Tests.Support;
-using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Tests.Support;
 using Microsoft.Extensions.Logging;
 
 namespace FlushBatching.Akka.Hosting.Tests;
@@ -15,7 +15,7 @@ public sealed class StartupErrorTests
     [Fact]
     public async Task A_bad_option_stops_the_host_at_start_with_a_message_naming_the_key()
     {
-        var port = HostedNode.FreePort();
+        var port = RawPeer.ClosedEndPoint().Port;
         var node = HostedNode.Create(b => b.WithRemoting("127.0.0.1", port).WithFlushBatching(o => o.MaxPendingWrites = 0));
 
         // Thrown by StartAsync itself, before the ActorSystem starts: the message an unhandled exception prints first.
@@ -27,7 +27,7 @@ public sealed class StartupErrorTests
     [Fact]
     public async Task A_bad_value_in_hocon_under_Akka_Hosting_is_the_first_error_line_Akka_logs()
     {
-        var port = HostedNode.FreePort();
+        var port = RawPeer.ClosedEndPoint().Port;
         var node = HostedNode.Create(b => b
             .WithRemoting("127.0.0.1", port)
             .AddHocon("akka.remote.dot-netty.tcp { transport-class = \"FlushBatching.Akka.BatchingTcpTransport, FlushBatching.Akka\", batching.max-pending-writes = 0 }", HoconAddMode.Prepend));
@@ -46,7 +46,7 @@ public sealed class StartupErrorTests
     public async Task A_low_mark_that_only_the_node_s_own_frame_size_allows_starts_the_node_as_the_same_hocon_does()
     {
         // The high mark follows maximum-frame-size (eight frames): 32 MB here, so a 2 MB low mark is allowed.
-        var port = HostedNode.FreePort();
+        var port = RawPeer.ClosedEndPoint().Port;
         await using var node = await HostedNode.StartAsync(b => b
             .WithRemoting("127.0.0.1", port)
             .AddHocon("akka.remote.dot-netty.tcp.maximum-frame-size = 4MB", HoconAddMode.Prepend)
@@ -59,7 +59,7 @@ public sealed class StartupErrorTests
     [Fact]
     public async Task A_low_mark_above_the_node_s_high_mark_stops_the_node_at_start_naming_the_key()
     {
-        var port = HostedNode.FreePort();
+        var port = RawPeer.ClosedEndPoint().Port;
         var node = HostedNode.Create(b => b.WithRemoting("127.0.0.1", port).WithFlushBatching(o => o.WriteBufferLowWaterMark = 2 * 1024 * 1024));
 
         await Assert.ThrowsAnyAsync<Exception>(() => node.Host.StartAsync());

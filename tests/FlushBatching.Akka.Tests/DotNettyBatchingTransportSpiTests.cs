@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using Akka.Event;
 using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;
 

@@ -70,7 +70,7 @@ public abstract partial class TransportSuite
     // to it until its connection refused, and the relay no longer reading: 400 messages of 100 KB are queued.
     private async Task<(Relay Relay, Node Receiver, Node Sender)> FrozenPeerWithMegabytesQueued(string senderClass)
     {
-        var port = Relay.FreePort();
+        var port = RawPeer.ClosedEndPoint().Port;
         var relay = Relay.Start(port);
         var receiver = Nodes.Start("frozen", TransportClass, $"port = {port}\npublic-port = {relay.Port}");
         var sender = Nodes.Start("sender", senderClass);

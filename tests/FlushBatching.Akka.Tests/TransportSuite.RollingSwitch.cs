@@ -1,6 +1,7 @@
 using Akka.Actor;
 using Akka.Cluster;
 using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;
 
@@ -27,7 +28,7 @@ public abstract partial class TransportSuite
     [Fact]
     public async Task A_stock_cluster_moves_to_this_transport_one_node_at_a_time_and_back_under_traffic_losing_nothing()
     {
-        var ports = Enumerable.Range(0, 3).Select(_ => Relay.FreePort()).ToArray();
+        var ports = Enumerable.Range(0, 3).Select(_ => RawPeer.ClosedEndPoint().Port).ToArray();
         var traffic = new PairTraffic();
         var incarnations = new int[3];
         var nodes = new Node?[3];

@@ -2,6 +2,7 @@ using Akka.Actor;
 using Akka.Event;
 using Akka.Remote;
 using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;
 

@@ -122,7 +122,7 @@ public sealed class BatchingWriterHandlerOnEventLoopsTests : IAsyncLifetime
         // The write that turned the channel unwritable was found left behind once: combined after the drain its
         // combine buffer's write set off, unflushed, waiting for a next write that never came.
         await received.Count(written);
-        await Condition.PollAsync(() => client.IsWritable, "the client to turn writable once the peer read everything");
+        await Poll.Until(() => client.IsWritable, "the client to turn writable once the peer read everything");
     }
 
     [Fact]
@@ -156,11 +156,11 @@ public sealed class BatchingWriterHandlerOnEventLoopsTests : IAsyncLifetime
 
     // A server and a client on the group's loops, each pipeline in the guide's order: [TLS], the handler, the frame
     // codecs, the application; the client's with the probe between TLS and the handler.
-    private async Task<(IChannel Client, FlushCountingProbe Probe, Collector Received)> Connect(
+    private async Task<(IChannel Client, FlushCountingProbe Probe, MessageNumberCollector Received)> Connect(
         BatchingSettings settings, bool tls, TimeProvider? clock = null, bool serverReads = true, int? clientHighWaterMark = null)
     {
         var serverCertificate = X509CertificateLoader.LoadPkcs12FromFile(_certificate.PfxPath, SelfSignedCertificate.Password);
-        var received = new Collector();
+        var received = new MessageNumberCollector();
         var probe = new FlushCountingProbe();
         var server = await new ServerBootstrap()
             .Group(_group)
@@ -204,7 +204,7 @@ public sealed class BatchingWriterHandlerOnEventLoopsTests : IAsyncLifetime
 
         // With TLS, the handshake's own flushes come first: one message through it, then the tests count from a quiet
         // channel.
-        await Condition.PollAsync(() => received.Channel is { Active: true }, "the server's channel");
+        await Poll.Until(() => received.Channel is { Active: true }, "the server's channel");
         if (tls)
         {
             await Run(client, () => client.WriteAndFlushAsync(Message(0)));
@@ -214,53 +214,5 @@ public sealed class BatchingWriterHandlerOnEventLoopsTests : IAsyncLifetime
         }
 
         return (client, probe, received);
-    }
-
-    // Reads each frame as a message number; a frame of another length than one message's is kept as -1.
-    private sealed class Collector : ChannelHandlerAdapter
-    {
-        private readonly List<int> _values = [];
-
-        public IChannel? Channel { get; set; }
-
-        public TaskCompletionSource Inactive { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
-
-        public IReadOnlyList<int> Values
-        {
-            get
-            {
-                lock (_values)
-                {
-                    return [.. _values];
-                }
-            }
-        }
-
-        public Task Count(int count) => Condition.PollAsync(() => Values.Count >= count, $"{count} messages");
-
-        public void Clear()
-        {
-            lock (_values)
-            {
-                _values.Clear();
-            }
-        }
-
-        public override void ChannelRead(IChannelHandlerContext context, object message)
-        {
-            var frame = (IByteBuffer)message;
-            lock (_values)
-            {
-                _values.Add(frame.ReadableBytes == 3 ? frame.GetByte(0) | frame.GetByte(1) << 8 | frame.GetByte(2) << 16 : -1);
-            }
-
-            frame.Release();
-        }
-
-        public override void ChannelInactive(IChannelHandlerContext context)
-        {
-            Inactive.TrySetResult();
-            context.FireChannelInactive();
-        }
     }
 }

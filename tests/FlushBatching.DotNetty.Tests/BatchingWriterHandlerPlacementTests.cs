@@ -33,7 +33,7 @@ public sealed class BatchingWriterHandlerPlacementTests
         using var certificate = new SelfSignedCertificate();
         using var serverCertificate = X509CertificateLoader.LoadPkcs12FromFile(certificate.PfxPath, SelfSignedCertificate.Password);
         var group = new MultithreadEventLoopGroup(2);
-        var received = new Collector();
+        var received = new MessageNumberCollector();
         try
         {
             var server = await new ServerBootstrap()
@@ -46,7 +46,7 @@ public sealed class BatchingWriterHandlerPlacementTests
                 .Group(group)
                 .Channel<TcpSocketChannel>()
                 .Handler(new ActionChannelInitializer<IChannel>(channel =>
-                    AsTheGuideSays(channel.Pipeline, tls ? new TlsHandler(stream => new SslStream(stream, true, (_, _, _, _) => true), new ClientTlsSettings("localhost")) : null, new Collector())))
+                    AsTheGuideSays(channel.Pipeline, tls ? new TlsHandler(stream => new SslStream(stream, true, (_, _, _, _) => true), new ClientTlsSettings("localhost")) : null, new MessageNumberCollector())))
                 .ConnectAsync(server.LocalAddress);
 
             // Bursts of writes from the channel's own event loop, each flushed once: what the handler combines.
@@ -64,7 +64,7 @@ public sealed class BatchingWriterHandlerPlacementTests
                 });
             }
 
-            await received.All.Task.WaitAsync(Timeout);
+            await received.Count(Messages).WaitAsync(Timeout);
             Assert.Equal(Enumerable.Range(0, Messages), received.Values);
             await client.CloseAsync();
             await server.CloseAsync();
@@ -180,7 +180,7 @@ public sealed class BatchingWriterHandlerPlacementTests
     };
 
     // The order of docs/dotnetty.md: TLS first, then the handler, then the codecs, then the application.
-    private static void AsTheGuideSays(IChannelPipeline pipeline, TlsHandler? tls, Collector app)
+    private static void AsTheGuideSays(IChannelPipeline pipeline, TlsHandler? tls, MessageNumberCollector app)
     {
         if (tls is not null)
         {
@@ -202,25 +202,6 @@ public sealed class BatchingWriterHandlerPlacementTests
             done.SetResult();
         });
         return done.Task;
-    }
-
-    // Reads each frame as a message number; a frame of any other length than one message's is kept as -1.
-    private sealed class Collector : ChannelHandlerAdapter
-    {
-        public List<int> Values { get; } = [];
-
-        public TaskCompletionSource All { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
-
-        public override void ChannelRead(IChannelHandlerContext context, object message)
-        {
-            var frame = (IByteBuffer)message;
-            Values.Add(frame.ReadableBytes == 3 ? frame.GetByte(0) | frame.GetByte(1) << 8 | frame.GetByte(2) << 16 : -1);
-            frame.Release();
-            if (Values.Count == Messages || Values[^1] == -1)
-            {
-                All.TrySetResult();
-            }
-        }
     }
 
     private sealed class CopyingEncoder : MessageToByteEncoder<IByteBuffer>

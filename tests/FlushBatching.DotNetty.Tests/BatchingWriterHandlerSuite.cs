@@ -295,7 +295,7 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
     public async Task Going_inactive_forgets_what_was_pending_cancels_its_timer_and_travels_on()
     {
         Start(Settings());
-        var events = new EventRecorder();
+        var events = new InboundEventRecorder();
         _channel.Pipeline.AddLast(events);
         _ = Write(); // fails with the channel; this test watches what is left of it
         _ = Write();
@@ -312,7 +312,7 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
     public void A_change_of_writability_travels_on()
     {
         Start(Settings());
-        var events = new EventRecorder();
+        var events = new InboundEventRecorder();
         _channel.Pipeline.AddLast(events);
 
         _channel.Pipeline.FireChannelWritabilityChanged();

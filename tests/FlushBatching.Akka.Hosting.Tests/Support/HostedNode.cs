@@ -1,9 +1,7 @@
-using System.Net;
-using System.Net.Sockets;
 using Akka.Actor;
 using Akka.Cluster;
 using Akka.Hosting;
-using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Tests.Support;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
@@ -26,14 +24,6 @@ public sealed class HostedNode : IAsyncDisposable
     public CollectingLoggerProvider Logs { get; }
 
     public ActorSystem System => Host.Services.GetRequiredService<ActorSystem>();
-
-    /// <summary>A port free right now on loopback, for a node whose address a seed list must name in advance.</summary>
-    public static int FreePort()
-    {
-        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        socket.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-        return ((IPEndPoint)socket.LocalEndPoint!).Port;
-    }
 
     /// <summary>Builds the host with Akka's log going to the host's loggers, and configures Akka with <paramref name="configure"/>.</summary>
     public static HostedNode Create(Action<AkkaConfigurationBuilder> configure, Action<IServiceCollection>? services = null)

@@ -36,9 +36,6 @@ public sealed class Relay : IAsyncDisposable
     /// <summary>Starts a relay to <paramref name="target"/> on 127.0.0.1.</summary>
     public static Relay Start(int target) => new(target);
 
-    /// <summary>A port that was free a moment ago, for a node that must listen where the relay points.</summary>
-    public static int FreePort() => RawPeer.ClosedEndPoint().Port;
-
     /// <summary>From now on nothing more is read from any client; what the target sends still reaches them.</summary>
     public void StopReading() => _frozen.TrySetResult();
 

@@ -10,7 +10,7 @@ public sealed class FrameCollector : IFrameHandler
     private readonly TaskCompletionSource<Exception?> _closed = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private int _closedCalls;
 
-    public static readonly TimeSpan Patience = Condition.Patience;
+    public static readonly TimeSpan Patience = Poll.Patience;
 
     public int ClosedCalls => Volatile.Read(ref _closedCalls);
 

@@ -6,7 +6,10 @@ namespace FlushBatching.Tests.Support;
 /// <summary>A peer on a raw socket, for tests that misbehave on purpose where a transport would not.</summary>
 public static class RawPeer
 {
-    /// <summary>A loopback endpoint nothing listens on: a port the system gave out once and took back.</summary>
+    /// <summary>
+    /// A loopback endpoint nothing listens on: a port the system gave out once and took back. The one free-port helper:
+    /// a node that must listen where a seed list or a relay points takes its port.
+    /// </summary>
     public static IPEndPoint ClosedEndPoint()
     {
         using var probe = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);

@@ -54,7 +54,7 @@ public sealed class AcceptErrorTests
             Assert.True(cpu < TimeSpan.FromSeconds(1), $"{cpu.TotalMilliseconds:N0} ms of CPU in 2 s out of descriptors");
         }
 
-        await Condition.PollAsync(() => { lock (accepted) { return accepted.Count == clients.Count; } }, "the waiting connections to be accepted once descriptors are free");
+        await Poll.Until(() => { lock (accepted) { return accepted.Count == clients.Count; } }, "the waiting connections to be accepted once descriptors are free");
         foreach (var connection in accepted)
         {
             await connection.DisposeAsync();

@@ -157,7 +157,7 @@ public sealed class ConnectionLifecycleTests
         }
 
         // The client stops sending once the server's pipe has paused (1 MB) and both small socket buffers are full.
-        await Condition.PollAsync(
+        await Poll.Until(
             SendStall.Seen(() => client.UnsentBytes, written: 128L * frame.Length, sentMoreThan: 1024 * 1024),
             "the client's sending to stall on a full server pipe");
         server.Abort();

@@ -67,7 +67,7 @@ public sealed class FrameSenderTests : IDisposable
         Assert.Equal(1, scheduler.Pending);
 
         scheduler.RunAll();
-        await Until(() => io.Frames == 1);
+        await Poll.Until(() => io.Frames == 1, "frame 1 to be sent");
         await StopAsync(queue, sender, sending, scheduler);
     }
 
@@ -98,14 +98,14 @@ public sealed class FrameSenderTests : IDisposable
         queue.TryWrite([2], out _);
         clock.Advance(TimeSpan.FromMilliseconds(2));
         var sending = sender.SendToPeerAsync();
-        await Until(() => io.Frames == 2);
+        await Poll.Until(() => io.Frames == 2, "frame 2 to be sent");
 
         clock.Advance(TimeSpan.FromMilliseconds(100)); // idle: no frame waits, so no delay builds up
         queue.TryWrite([3], out var wake);
         clock.Advance(TimeSpan.FromMilliseconds(1));
         Assert.True(wake);
         sender.Wake();
-        await Until(() => io.Frames == 3);
+        await Poll.Until(() => io.Frames == 3, "frame 3 to be sent");
 
         Assert.Equal([0.005, 0.001], _recorder.Seconds("flushbatching.queue_delay"));
         await StopAsync(queue, sender, sending);
@@ -126,12 +126,12 @@ public sealed class FrameSenderTests : IDisposable
         using var late = new MeterRecorder(unheard);
         clock.Advance(TimeSpan.FromMilliseconds(5));
         var sending = sender.SendToPeerAsync();
-        await Until(() => io.Frames == 1);
+        await Poll.Until(() => io.Frames == 1, "frame 1 to be sent");
         queue.TryWrite([2], out var wake);
         clock.Advance(TimeSpan.FromMilliseconds(1));
         Assert.True(wake);
         sender.Wake();
-        await Until(() => io.Frames == 2);
+        await Poll.Until(() => io.Frames == 2, "frame 2 to be sent");
 
         // Both sends counted; only the second, whose frame was written while heard, has a queue delay.
         Assert.Equal(2, late.Sum("flushbatching.frames.sent"));
@@ -166,14 +166,5 @@ public sealed class FrameSenderTests : IDisposable
         }
 
         await sending.WaitAsync(FrameCollector.Patience);
-    }
-
-    private static async Task Until(Func<bool> condition)
-    {
-        using var patience = new CancellationTokenSource(FrameCollector.Patience);
-        while (!condition())
-        {
-            await Task.Delay(10, patience.Token);
-        }
     }
 }

@@ -60,7 +60,7 @@ public sealed class ListenerTests : IDisposable
         using var client = await RawPeer.ConnectAsync(listener.LocalEndPoint);
 
         await RawPeer.ClosedByTheOtherEndWithin(client, FrameCollector.Patience, "the other end to close the connection");
-        await Condition.PollAsync(() => !_rejected.IsEmpty, "the set-up reported");
+        await Poll.Until(() => !_rejected.IsEmpty, "the set-up reported");
         var e = Assert.IsType<TimeoutException>(Assert.Single(_rejected));
         Assert.Contains($"to {listener.LocalEndPoint}", e.Message);
         Assert.Contains("connection-timeout", e.Message);
@@ -76,7 +76,7 @@ public sealed class ListenerTests : IDisposable
         await client.SendAsync("GET / HTTP/1.1\r\n\r\n"u8.ToArray());
 
         await RawPeer.ClosedByTheOtherEndWithin(client, FrameCollector.Patience, "the other end to close the connection");
-        await Condition.PollAsync(() => !_rejected.IsEmpty, "the set-up reported");
+        await Poll.Until(() => !_rejected.IsEmpty, "the set-up reported");
         var e = Assert.IsType<IOException>(Assert.Single(_rejected));
         Assert.Contains("dropped while setting up", e.Message);
         Assert.Contains(listener.LocalEndPoint.ToString(), e.Message);
@@ -91,7 +91,7 @@ public sealed class ListenerTests : IDisposable
 
         // The listener resets the connection at once, which can fail this side's connect before it completes.
         await RawPeer.ConnectAndAwaitCloseAsync(listener.LocalEndPoint, FrameCollector.Patience, "the other end to close the connection");
-        await Condition.PollAsync(() => !_rejected.IsEmpty, "the set-up reported");
+        await Poll.Until(() => !_rejected.IsEmpty, "the set-up reported");
         var e = Assert.IsType<IOException>(Assert.Single(_rejected));
         Assert.Contains("the owner is full", e.Message);
         Assert.IsType<InvalidOperationException>(e.InnerException);
@@ -105,12 +105,12 @@ public sealed class ListenerTests : IDisposable
         // One set-up that ended before the stop, so the stop's wait cannot pass on a count that was already zero.
         await using (var first = await FramedConnector.ConnectAsync(listener.LocalEndPoint, ConnectionSettings.Default.WithTls(TlsSettings.ForClient().WithSuppressValidation(true))))
         {
-            await Condition.PollAsync(() => _announced.Count == 1 && listener.SettingUp == 0, "the first connection announced");
+            await Poll.Until(() => _announced.Count == 1 && listener.SettingUp == 0, "the first connection announced");
         }
 
         using var client = await RawPeer.ConnectAsync(listener.LocalEndPoint);
         await client.SendAsync(HelloStart);
-        await Condition.PollAsync(() => listener.SettingUp == 1, "the second handshake under way");
+        await Poll.Until(() => listener.SettingUp == 1, "the second handshake under way");
 
         await listener.DisposeAsync().AsTask().WaitAsync(FrameCollector.Patience);
 

@@ -3,7 +3,7 @@ using DotNetty.Transport.Channels;
 namespace FlushBatching.DotNetty.Tests.Support;
 
 /// <summary>Sits on the application side of the handler and notes the inbound events that reach it.</summary>
-public sealed class EventRecorder : ChannelHandlerAdapter
+public sealed class InboundEventRecorder : ChannelHandlerAdapter
 {
     public List<string> Seen { get; } = [];
 
