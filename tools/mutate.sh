@@ -3,25 +3,26 @@
 # each with the fast deterministic tests that cover it (a test filter per group), so a group takes minutes instead of
 # rerunning the loopback-socket suites for every mutant. Not run by CI.
 #
-#   tools/mutate.sh GROUP...          GROUP: core-batching core-framing core-queue core-settings dotnetty-handler
-#                                            akka-settings akka-dotnetty, or all; the lifecycle groups (loopback sockets
-#                                            and transports, minutes a group): core-connection core-setup akka-openset
-#                                            akka-association akka-dotnetty-close, or lifecycle
+#   tools/mutate.sh GROUP...          GROUP: core-batching core-framing core-queue core-marks core-settings
+#                                            dotnetty-handler akka-settings akka-dotnetty akka-loops akka-setup-log, or
+#                                            all; the lifecycle groups (loopback sockets and transports, minutes a
+#                                            group): core-connection core-setup akka-openset akka-association
+#                                            akka-dotnetty-close, or lifecycle
+#   tools/mutate.sh changed BASE      every group with a file changed since the git revision BASE (the groups are
+#                                     listed first)
 #
 # Writes Stryker's JSON and HTML reports under artifacts/mutation/GROUP/ and prints, per file, the mutants killed,
-# survived, timed out and not covered, the score, and every survivor with its line. CONCURRENCY (2) sets Stryker's.
-# Needs dotnet-stryker 5.1.0 (installed under artifacts/tools when missing).
+# survived, timed out and not covered, the score, and every survivor with its line; each report names the commit it
+# scored (artifacts/mutation/GROUP/commit). CONCURRENCY (2) sets Stryker's. Needs dotnet-stryker 5.1.0 (installed under
+# artifacts/tools when missing).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools=$root/artifacts/tools
 [[ -x $tools/dotnet-stryker ]] || dotnet tool install dotnet-stryker --version 5.1.0 --tool-path "$tools" >/dev/null
-groups=("$@")
-[[ ${#groups[@]} -gt 0 ]] || { sed -n 2,12p "$0" >&2; exit 2; }
-[[ ${groups[0]} == all ]] && groups=(core-batching core-framing core-queue core-settings dotnetty-handler akka-settings akka-dotnetty)
-[[ ${groups[0]} == lifecycle ]] && groups=(core-connection core-setup akka-openset akka-association akka-dotnetty-close)
-for group in "${groups[@]}"; do
-  # project under test | test project | files to mutate (comma-separated globs) | test filter
-  case $group in
+# The spec of group $1: project under test | test project | files to mutate (comma-separated globs) | test filter.
+spec_of() {
+  local spec
+  case $1 in
     core-batching) spec="FlushBatching.csproj|FlushBatching.Tests|**/Batching/*.cs|FullyQualifiedName~FlushBatching.Tests.Batching" ;;
     core-framing) spec="FlushBatching.csproj|FlushBatching.Tests|**/Framing/*.cs|FullyQualifiedName~FlushBatching.Tests.Framing" ;;
     core-queue) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/FrameWriteQueue.cs,**/Tcp/FrameSender.cs|FullyQualifiedName~FrameWriteQueue|FullyQualifiedName~FrameSenderTests|FullyQualifiedName~SendPathModelTests" ;;
@@ -33,14 +34,44 @@ for group in "${groups[@]}"; do
     akka-openset) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/OpenSet.cs|FullyQualifiedName~OpenSetTests" ;;
     akka-association) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/BatchingAssociationHandle.cs,**/FlushBatchingTransport.cs|FullyQualifiedName~BatchingTcpTransportSpiTests" ;;
     akka-dotnetty-close) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/DotNetty/DotNettyPipelineTail.cs,**/DotNetty/DotNettyConnection.cs,**/DotNetty/DotNettyConnectionStack.cs,**/DotNetty/DotNettyListener.cs,**/DotNetty/DotNettyConnector.cs|FullyQualifiedName~DotNettyConnectionStackTests|FullyQualifiedName~DotNettyBatchingTransportSpiTests" ;;
+    core-marks) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/WriteBufferMarks.cs,**/Tcp/SendSignal.cs|FullyQualifiedName~WriteBufferMarksTests|FullyQualifiedName~FrameWriteQueue" ;;
+    akka-loops) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/DotNetty/ThreadPoolEventLoop.cs,**/DotNetty/EventLoopShutdown.cs|FullyQualifiedName~ThreadPoolEventLoopTests|FullyQualifiedName~EventLoopShutdownTests" ;;
+    akka-setup-log) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/InboundSetupLog.cs|FullyQualifiedName~InboundSetupLogTests" ;;
     akka-dotnetty) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/DotNetty/DotNettyWriteQueue.cs,**/DotNetty/DotNettyPayloadDecoder.cs|FullyQualifiedName~DotNettyWriteQueue|FullyQualifiedName~DotNettyPayloadDecoderTests" ;;
-    *) echo "error: no group '$group'" >&2; exit 2 ;;
+    *) echo "error: no group '$1'" >&2; exit 2 ;;
   esac
+  echo "$spec"
+}
+all_groups=(core-batching core-framing core-queue core-marks core-settings dotnetty-handler akka-settings akka-dotnetty akka-loops akka-setup-log)
+lifecycle_groups=(core-connection core-setup akka-openset akka-association akka-dotnetty-close)
+groups=("$@")
+[[ ${#groups[@]} -gt 0 ]] || { sed -n 2,17p "$0" >&2; exit 2; }
+[[ ${groups[0]} == all ]] && groups=("${all_groups[@]}")
+[[ ${groups[0]} == lifecycle ]] && groups=("${lifecycle_groups[@]}")
+if [[ ${groups[0]} == changed ]]; then
+  base=${groups[1]:?usage: tools/mutate.sh changed BASE}
+  changed=$(git -C "$root" diff --name-only "$base" -- src)
+  groups=()
+  for group in "${all_groups[@]}" "${lifecycle_groups[@]}"; do
+    IFS='|' read -r project _ mutate _ <<<"$(spec_of "$group")"
+    if CHANGED=$changed python3 - "src/${project%.csproj}/" "$mutate" <<'PY'
+import fnmatch, os, sys
+prefix, globs = sys.argv[1], sys.argv[2].split(",")
+files = ["/" + f[len(prefix):] for f in os.environ["CHANGED"].split() if f.startswith(prefix)]
+sys.exit(0 if any(fnmatch.fnmatch(f, g.replace("**", "*")) for f in files for g in globs) else 1)
+PY
+    then groups+=("$group"); fi
+  done
+  echo "groups with a file changed since $base: ${groups[*]:-none}"
+fi
+for group in "${groups[@]}"; do
+  spec=$(spec_of "$group")
   # The filter, last, keeps its own '|' (a test filter's "or").
   IFS='|' read -r project tests mutate filter <<<"$spec"
   out=$root/artifacts/mutation/$group
   rm -rf "$out"
   mkdir -p "$out"
+  git -C "$root" rev-parse --short HEAD >"$out/commit"
   mutates=()
   IFS=',' read -ra globs <<<"$mutate"
   for glob in "${globs[@]}"; do mutates+=(--mutate "$glob"); done
