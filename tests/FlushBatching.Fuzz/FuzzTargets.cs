@@ -265,7 +265,10 @@ public static class FuzzTargets
         Segment? first = null, last = null;
         for (var at = 0; at < bytes.Length;)
         {
-            var length = Math.Min(random.Next(0, 9) == 0 ? 0 : random.Next(1, 1 + (seed % 16) * 4), bytes.Length - at);
+            // Empty pieces now and then, small ones (up to 60 B, as the seed says), and as many of any size up to the rest
+            // of the input: a read may end anywhere, from one byte in to the whole input at once.
+            var rest = bytes.Length - at;
+            var length = random.Next(0, 9) == 0 ? 0 : random.Next(2) == 0 ? Math.Min(random.Next(1, 1 + (seed % 16) * 4), rest) : random.Next(1, rest + 1);
             var segment = new Segment(bytes.Slice(at, length), last);
             first ??= segment;
             last = segment;

@@ -13,6 +13,16 @@ namespace FlushBatching.Akka;
 /// transport's rejections, as the core's listener reports it), and stops accepting without dropping a connection
 /// accepted at that moment.
 /// </summary>
+/// <remarks>
+/// What a connection that was never set up is reported as, to the transport's rejections: a
+/// <see cref="TimeoutException"/> (<see cref="SetupTimeouts.Handshake"/>) when its handshake did not end within
+/// <c>connection-timeout</c>, or an <see cref="IOException"/> ("dropped while setting up") whose inner exception is the
+/// cause: DotNetty's <c>NotSslRecordException</c> (bytes that are not TLS), an
+/// <see cref="System.Security.Authentication.AuthenticationException"/> (a handshake that failed, under an
+/// <see cref="AggregateException"/>), or an <see cref="IOException"/> (the peer closed before the set-up ended).
+/// Accepting that fails is reported as the <see cref="SocketException"/> it was. The fuzz target of the TLS path holds
+/// every refusal to this list.
+/// </remarks>
 internal sealed class DotNettyListener
 {
     private readonly ConnectionSettings _settings;
