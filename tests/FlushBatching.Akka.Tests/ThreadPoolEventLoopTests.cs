@@ -155,6 +155,7 @@ public sealed class ThreadPoolEventLoopTests : IAsyncLifetime
         try
         {
             var terminating = _group.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromMilliseconds(200));
+            Assert.True(Loop.IsShuttingDown, "not shutting down once asked to");
             Assert.False(Loop.IsShutdown, "shut down before it terminated");
 
             await terminating.WaitAsync(Timeout);
@@ -255,12 +256,13 @@ public sealed class ThreadPoolEventLoopTests : IAsyncLifetime
         var release = new TaskCompletionSource();
         var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         loop.Execute(() => release.Task.Wait(Timeout));
-        var ran = 0;
+        var turnOfEach = new List<long>(); // each task's turn; not thread-safe: the loop is what guards it
         for (var i = 0; i < 3 * ThreadPoolEventLoop.TasksPerTurn; i++)
         {
             loop.Execute(() =>
             {
-                if (++ran == 3 * ThreadPoolEventLoop.TasksPerTurn)
+                turnOfEach.Add(loop.Turns);
+                if (turnOfEach.Count == 3 * ThreadPoolEventLoop.TasksPerTurn)
                 {
                     done.TrySetResult();
                 }
@@ -272,6 +274,8 @@ public sealed class ThreadPoolEventLoopTests : IAsyncLifetime
         await done.Task.WaitAsync(Timeout);
 
         Assert.InRange(loop.Turns - turnsBefore, 3, 5);
+        // No turn ran more than its share, and the queue filled some turn to it.
+        Assert.Equal(ThreadPoolEventLoop.TasksPerTurn, turnOfEach.GroupBy(turn => turn).Max(turn => turn.Count()));
     }
 
     [Fact]
