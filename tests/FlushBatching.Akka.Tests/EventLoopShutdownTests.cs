@@ -47,8 +47,9 @@ public sealed class EventLoopShutdownTests
             stop.Cancel();
             feeders.ForEach(feeder => feeder.Join());
 
-            // The timeout, the shutdown's grace and a margin for a loaded machine: a spinning loop never gets there.
-            if (await Task.WhenAny(shutdown, Task.Delay(TimeSpan.FromSeconds(5))) != shutdown)
+            // The timeout, the shutdown's grace and a margin for a loaded machine: a spinning loop never gets there. The
+            // shutdown's task completes only once the loop has terminated.
+            if (await Task.WhenAny(shutdown, Task.Delay(TimeSpan.FromSeconds(5))) != shutdown || !loop.IsTerminated)
             {
                 stillRunning.Add(i);
             }
