@@ -64,6 +64,7 @@ internal sealed record BatchingTransportSettings
         if (log is not null && section is not null)
         {
             WarnAboutMisplacedBatchingKeys(section, log);
+            WarnAboutStockOnlyKeys(section, log);
         }
 
         var read = new SectionReader((section ?? Config.Empty).WithFallback(Reference));
@@ -163,6 +164,45 @@ internal sealed record BatchingTransportSettings
                 key, string.Join(", ", known.Select(Batching)));
         }
     }
+
+    // Keys stock 1.5.74 reads that neither stack uses: each with stock's default (Akka.Remote's reference.conf, or its
+    // code for the last two) and what happens here instead. A value other than stock's default gets one WARNING naming
+    // it, so that nobody counts on it; the node starts as it would have without it.
+    private static readonly (string Key, string StockDefault, string Instead)[] StockOnlyKeys =
+    [
+        ("transport-protocol", "tcp", "both stacks speak TCP only"),
+        ("enforce-ip-family", "off", "the address family follows hostname and dns-use-ipv6"),
+        ("tcp-reuse-addr", "off-for-windows", ".NET's own choice at bind applies: on for TCP on Linux and macOS, off on Windows, as stock's default gives"),
+        ("use-dispatcher-for-io", "", "I/O runs on the .NET thread pool or the DotNetty stack's event loops"),
+        ("enable-backwards-compatibility", "off", "Helios framing is not spoken"),
+        ("log-transport", "off", "there is no transport-level message log"),
+        ("enable-pooling", "on", "the sockets stack always rents from ArrayPool<byte>.Shared, the DotNetty stack from the channel's allocator"),
+    ];
+
+    private static void WarnAboutStockOnlyKeys(Config section, ILoggingAdapter log)
+    {
+        foreach (var (key, stockDefault, instead) in StockOnlyKeys)
+        {
+            if (!section.HasPath(key) || section.GetValue(key) is not { } value || !value.IsString())
+            {
+                continue;
+            }
+
+            var text = value.GetString() ?? "";
+            if (Normalized(text) != Normalized(stockDefault))
+            {
+                log.Warning("FlushBatching transport: '{0} = {1}' is read by the stock transport only and is ignored: {2}", key, text, instead);
+            }
+        }
+    }
+
+    // HOCON's spellings of a boolean as one, so that 'false' matches stock's 'off'.
+    private static string Normalized(string text) => text.Trim().ToLowerInvariant() switch
+    {
+        "on" or "true" or "yes" => "on",
+        "off" or "false" or "no" => "off",
+        var other => other,
+    };
 
     private static string Batching(string key) => SettingKeys.BatchingPrefix + key;
 

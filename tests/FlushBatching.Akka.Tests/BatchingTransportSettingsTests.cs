@@ -296,6 +296,58 @@ public sealed class BatchingTransportSettingsTests
         Assert.Contains(where, warning.Message);
     }
 
+    [Theory]
+    [InlineData("enable-pooling = off", "'enable-pooling = off' is read by the stock transport only and is ignored")]
+    [InlineData("log-transport = true", "'log-transport = true' is read by the stock transport only and is ignored")]
+    [InlineData("tcp-reuse-addr = on", "'tcp-reuse-addr = on' is read by the stock transport only and is ignored")]
+    [InlineData("use-dispatcher-for-io = my-dispatcher", "'use-dispatcher-for-io = my-dispatcher' is read by the stock transport only")]
+    [InlineData("transport-protocol = udp", "'transport-protocol = udp' is read by the stock transport only")]
+    [InlineData("enforce-ip-family = on", "'enforce-ip-family = on' is read by the stock transport only")]
+    [InlineData("enable-backwards-compatibility = yes", "'enable-backwards-compatibility = yes' is read by the stock transport only")]
+    public void A_key_only_stock_uses_set_away_from_stocks_default_logs_one_warning_naming_it(string section, string what)
+    {
+        var log = new RecordingLog();
+
+        BatchingTransportSettings.Create(ConfigurationFactory.ParseString(section), log: log);
+
+        var warning = Assert.Single(log.Entries);
+        Assert.Equal(LogLevel.WarningLevel, warning.Level);
+        Assert.Contains(what, warning.Message);
+    }
+
+    [Fact]
+    public async Task A_remote_nodes_own_section_logs_nothing()
+    {
+        // The section a node hands its transport: Akka.Remote's reference.conf beneath the node's configuration.
+        var system = ActorSystem.Create("stock-keys", "akka.actor.provider = remote\nakka.remote.dot-netty.tcp { hostname = 127.0.0.1, port = 0 }");
+        try
+        {
+            var log = new RecordingLog();
+
+            BatchingTransportSettings.Create(system.Settings.Config.GetConfig("akka.remote.dot-netty.tcp"), log: log);
+
+            Assert.Empty(log.Entries);
+        }
+        finally
+        {
+            await system.Terminate();
+        }
+    }
+
+    [Fact]
+    public void Akka_remotes_own_defaults_for_the_keys_only_stock_uses_log_nothing()
+    {
+        // What a node's section holds under akka.remote.dot-netty.tcp: Akka.Remote's reference.conf, every key at stock's
+        // default, with booleans spelt either way.
+        var log = new RecordingLog();
+
+        BatchingTransportSettings.Create(ConfigurationFactory.ParseString(
+            "transport-protocol = tcp\nenforce-ip-family = false\ntcp-reuse-addr = off-for-windows\nuse-dispatcher-for-io = \"\"\n" +
+            "enable-backwards-compatibility = off\nlog-transport = false\nenable-pooling = true"), log: log);
+
+        Assert.Empty(log.Entries);
+    }
+
     [Fact]
     public void A_section_with_every_batching_key_in_its_place_logs_nothing()
     {
