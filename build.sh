@@ -262,7 +262,7 @@ case "$command" in
     # A user's apps, from the packed packages alone, made by the README's own install commands: a new console app
     # switched by HOCON (samples/TwoNodes), and a new Akka.Hosting app (samples/HostingCluster's program) whose two
     # nodes form a cluster; each node must log that it runs FlushBatching.
-    phase the README's install commands
+    phase "the README's install commands"
     rm -rf "$artifacts/sample-packages"
     sample_log=$(mktemp)
     app=$(run_readme_block akka)
@@ -297,7 +297,7 @@ case "$command" in
     rm -f "$sample_log"
 
     # The benchmarks must run: short smoke runs, not measurements.
-    phase the benchmarks' smoke runs
+    phase "the benchmarks' smoke runs"
     bounded dotnet run -c "$configuration" --no-build --project benchmarks/TransportPingPong -- --pairs 1,2 --messages 2000
     bounded dotnet run -c "$configuration" --no-build --project benchmarks/FlushBatching.Benchmarks -- \
       --filter '*FlushPolicy*' '*Framing*' --job dry --inProcess --artifacts "$artifacts/benchmarks"
