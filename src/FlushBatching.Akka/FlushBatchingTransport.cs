@@ -350,7 +350,7 @@ public abstract class FlushBatchingTransport : Transport
         .Select(peer => new System.Diagnostics.Metrics.Measurement<long>(peer.Sum(tracked => tracked.Connection.UnsentBytes),
         [
             new(AddressTag, _address),
-            new(PeerAddressTag, (peer.Key.Address.IsIPv4MappedToIPv6 ? peer.Key.Address.MapToIPv4() : peer.Key.Address).ToString()),
+            new(PeerAddressTag, peer.Key.Address.ToString()),
             new(PeerPortTag, peer.Key.Port),
             new(DirectionTag, peer.Key.Inbound ? "inbound" : "outbound"),
         ]));

@@ -13,7 +13,10 @@ internal interface ITransportConnection
     /// <summary>The local end of the connection.</summary>
     IPEndPoint LocalEndPoint { get; }
 
-    /// <summary>The remote end of the connection.</summary>
+    /// <summary>
+    /// The remote end of the connection; an IPv4 peer as an IPv4 address, never IPv6-mapped (the DotNetty stack unmaps
+    /// its dual-mode sockets' addresses), as Akka's addresses and the metrics' peer tag name it.
+    /// </summary>
     IPEndPoint RemoteEndPoint { get; }
 
     /// <summary>Bytes accepted by <see cref="TryWrite"/> and not yet handed to the socket.</summary>
