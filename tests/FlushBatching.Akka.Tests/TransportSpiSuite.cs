@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Net;
 using System.Net.Sockets;
 using Akka.Actor;
+using Akka.Configuration;
 using Akka.Event;
 using Akka.Remote;
 using Akka.Remote.Transport;
@@ -397,7 +398,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         try
         {
             var config = system.Settings.Config.GetConfig("akka.remote.dot-netty.tcp");
-            var transport = (FlushBatchingTransport)Activator.CreateInstance(Type.GetType(TransportClass, throwOnError: true)!, system, config)!;
+            var transport = (FlushBatchingTransport)NewTransport(system, config);
             Assert.Equal(TimeSpan.FromMilliseconds(200), transport.ShutdownGrace);
         }
         finally
@@ -417,7 +418,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
             var config = system.Settings.Config.GetConfig("akka.remote.dot-netty.tcp");
             async Task<(Transport, Address)> Listening()
             {
-                var transport = (Transport)Activator.CreateInstance(Type.GetType(TransportClass, throwOnError: true)!, system, config)!;
+                var transport = NewTransport(system, config);
                 transports.Add(transport);
                 var (address, listener) = await transport.Listen();
                 listener.SetResult(new EventCollector());
@@ -535,10 +536,14 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         return (peer, handle, events);
     }
 
+    // The transport class under test, made as Akka.Remote makes it: from its ActorSystem and its section.
+    private Transport NewTransport(ActorSystem system, Config section) =>
+        (Transport)Activator.CreateInstance(Type.GetType(TransportClass, throwOnError: true)!, system, section)!;
+
     private Transport Create(string section)
     {
         var config = Nodes.ConfigFor(TransportClass, section).GetConfig("akka.remote.dot-netty.tcp");
-        var transport = (Transport)Activator.CreateInstance(Type.GetType(TransportClass, throwOnError: true)!, _system, config)!;
+        var transport = NewTransport(_system, config);
         _transports.Add(transport);
         return transport;
     }
