@@ -1,5 +1,5 @@
-using System.Diagnostics.Metrics;
 using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;
 
@@ -12,29 +12,12 @@ public abstract partial class TransportSuite
     [Fact]
     public async Task While_it_listens_a_node_at_warning_level_shows_its_transport_and_stack_in_its_metrics_and_not_after()
     {
-        var seen = new List<(int Value, Dictionary<string, string> Tags)>();
-        using var listener = new MeterListener
-        {
-            InstrumentPublished = (instrument, l) =>
-            {
-                if (instrument.Name == FlushBatchingTransport.ListeningInstrument)
-                {
-                    l.EnableMeasurementEvents(instrument);
-                }
-            },
-        };
-        listener.SetMeasurementEventCallback<int>((_, value, tags, _) =>
-            seen.Add((value, tags.ToArray().ToDictionary(tag => tag.Key, tag => tag.Value?.ToString() ?? ""))));
-        listener.Start();
-
+        using var recorder = MeterRecorder.ForEveryInstance();
         var node = Nodes.Start("listening", TransportClass, hocon: "akka.loglevel = WARNING");
         var address = node.Address.ToString();
-        List<(int Value, Dictionary<string, string> Tags)> Read()
-        {
-            seen.Clear();
-            listener.RecordObservableInstruments();
-            return seen.Where(m => m.Tags.GetValueOrDefault(FlushBatchingTransport.AddressTag) == address).ToList();
-        }
+        List<(long Value, Dictionary<string, object?> Tags)> Read() =>
+            recorder.ObserveSeries(FlushBatchingTransport.ListeningInstrument)
+                .Where(series => series.Tags.GetValueOrDefault(FlushBatchingTransport.AddressTag) as string == address).ToList();
 
         try
         {
