@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using DotNetty.Transport.Channels;
 using Xunit;
+using Xunit.Abstractions;
 
 namespace FlushBatching.Akka.Tests;
 
@@ -8,7 +9,7 @@ namespace FlushBatching.Akka.Tests;
 /// The DotNetty stack's event loop on the thread pool keeps DotNetty's promises: one task at a time, in order, on a
 /// thread that knows it is in the loop; scheduled tasks once due, cancelled ones never; a shutdown that ends.
 /// </summary>
-public sealed class ThreadPoolEventLoopTests : IAsyncLifetime
+public sealed class ThreadPoolEventLoopTests(ITestOutputHelper output) : IAsyncLifetime
 {
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
 
@@ -282,7 +283,9 @@ public sealed class ThreadPoolEventLoopTests : IAsyncLifetime
     public void A_task_queued_from_another_thread_always_wakes_the_loop()
     {
         // A lost wake-up (the loop's flag released after a writer looked at it, the writer's task left in the queue) shows
-        // as a round that never completes. Rounds run for a fixed time; a loaded machine runs fewer.
+        // as a round that never completes. Rounds run for a fixed time and the count is reported: a quiet 2-core machine
+        // runs tens of thousands, one running five looped test processes at once ran 407, so the floor only checks
+        // that the test ran rounds at all.
         var watch = System.Diagnostics.Stopwatch.StartNew();
         var rounds = 0;
         using var ran = new SemaphoreSlim(0);
@@ -293,6 +296,7 @@ public sealed class ThreadPoolEventLoopTests : IAsyncLifetime
             rounds++;
         }
 
-        Assert.True(rounds > 1000, $"only {rounds} rounds in 5 s");
+        output.WriteLine($"{rounds} rounds in 5 s");
+        Assert.True(rounds >= 100, $"only {rounds} rounds in 5 s");
     }
 }
