@@ -33,7 +33,8 @@ public abstract partial class ConnectionStackSuite
         var receiver = new Receiver();
         client.StartReading(receiver);
         var queued = await FillUntilRefused(client);
-        Assert.Equal(1, ProcessSockets.ConnectedTo(port));
+        var local = client.LocalEndPoint.Port;
+        Assert.True(ProcessSockets.Holds(local, port), $"no socket from :{local} to the peer's :{port}: {ProcessSockets.Describe(port)}");
 
         var watch = Stopwatch.StartNew();
         var closing = client.CloseAsync();
@@ -47,7 +48,7 @@ public abstract partial class ConnectionStackSuite
         Assert.Contains("the peer did not read them", reason!.Message);
         Assert.Contains(SettingKeys.CloseTimeout, reason.Message);
         Assert.Contains($":{client.LocalEndPoint.Port} -> ", reason.Message); // names the connection
-        await Poll.Until(() => ProcessSockets.ConnectedTo(port) == 0, "the socket to the peer to be closed");
+        await Poll.Until(() => !ProcessSockets.Holds(local, port), "the socket to the peer to be closed");
         AssertNothingHeld(client);
     }
 

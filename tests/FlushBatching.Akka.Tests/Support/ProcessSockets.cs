@@ -11,6 +11,14 @@ public static class ProcessSockets
     /// <summary>How many sockets this process holds whose remote end is <paramref name="port"/> (IPv4 and IPv6).</summary>
     public static int ConnectedTo(int port) => To(port).Count();
 
+    /// <summary>
+    /// Whether this process holds the socket from <paramref name="localPort"/> to <paramref name="remotePort"/>: one
+    /// connection, where <see cref="ConnectedTo"/> also counts any other socket still held whose peer used that port, such
+    /// as an earlier test's accepted socket whose client's closed port the kernel gave the test's listener since.
+    /// </summary>
+    public static bool Holds(int localPort, int remotePort) =>
+        Rows().Any(fields => LocalPort(fields[1]) == localPort && RemotePort(fields[2]) == remotePort);
+
     /// <summary>The bytes waiting in the send queues of this process's sockets to <paramref name="port"/>, unread by the peer.</summary>
     public static long QueuedTo(int port) => To(port).Sum(fields =>
         long.Parse(fields[4][..fields[4].IndexOf(':')], NumberStyles.HexNumber, CultureInfo.InvariantCulture));
