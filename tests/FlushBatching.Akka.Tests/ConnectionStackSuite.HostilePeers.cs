@@ -162,7 +162,7 @@ public abstract partial class ConnectionStackSuite
         var settings = ConnectionSettings.Default.WithConnectTimeout(Bound).WithTls(TlsSettings.ForClient().WithSuppressValidation(true));
 
         var connecting = Stack(settings).ConnectAsync((IPEndPoint)listener.LocalEndPoint!, settings);
-        using var accepted = await listener.AcceptAsync().WaitAsync(Timeout);
+        using var accepted = await AcceptedWithin(listener, connecting, "the connect");
 
         var failure = await FailsWithin(connecting, Bound + Margin, "the connect to give up on a handshake that never ends");
         Assert.IsType<TimeoutException>(failure);
@@ -227,7 +227,7 @@ public abstract partial class ConnectionStackSuite
             for (var i = 0; i < 3; i++)
             {
                 var connecting = Stack(settings).ConnectAsync((IPEndPoint)listener.LocalEndPoint!, settings);
-                using var accepted = await listener.AcceptAsync().WaitAsync(Timeout);
+                using var accepted = await AcceptedWithin(listener, connecting, $"outbound connect {i}");
                 await FailsWithin(connecting, Margin, "the connect to give up");
                 await RawPeer.ClosedByTheOtherEndWithin(accepted, Margin, "the client to close the channel it gave up");
             }
@@ -258,6 +258,22 @@ public abstract partial class ConnectionStackSuite
         {
             Assert.True(unobserved.Count == 0, $"{unobserved.Count} unobserved task exceptions, the first: {unobserved.FirstOrDefault()?.InnerException}");
         }
+    }
+
+    // The connection a connect makes, accepted; past Timeout, a failure that says what the connect and the thread pool
+    // were doing (seen once in about 50 looped runs under heavy load, on the thread-pool loop).
+    private static async Task<Socket> AcceptedWithin(Socket listener, Task connecting, string what)
+    {
+        var accepting = listener.AcceptAsync();
+        if (await Task.WhenAny(accepting, Task.Delay(Timeout)) != accepting)
+        {
+            var port = ((IPEndPoint)listener.LocalEndPoint!).Port;
+            Assert.Fail($"{what}: no connection reached the listener in {Timeout.TotalSeconds} s; the connect is {connecting.Status} " +
+                $"({connecting.Exception?.GetBaseException().Message}); thread pool: {ThreadPool.ThreadCount} threads, " +
+                $"{ThreadPool.PendingWorkItemCount} items queued, {ThreadPool.CompletedWorkItemCount} done; sockets on :{port}: {ProcessSockets.Describe(port)}");
+        }
+
+        return await accepting;
     }
 
     private static async Task<Exception> FailsWithin(Task task, TimeSpan within, string what)
