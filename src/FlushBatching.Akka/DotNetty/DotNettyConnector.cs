@@ -44,7 +44,8 @@ internal sealed class DotNettyConnector
         // the channel is closed: a handshake that succeeded after the bound must not leave a connection nobody owns.
         async Task<ITransportConnection> ConnectAndHandshakeAsync()
         {
-            await bootstrap.ConnectAsync(endpoint).ConfigureAwait(false);
+            // On the thread pool, as the listener's bind: DotNetty's bootstrap awaits on the caller's context.
+            await Task.Run(() => bootstrap.ConnectAsync(endpoint)).ConfigureAwait(false);
             try
             {
                 await connection!.Ready.ConfigureAwait(false);

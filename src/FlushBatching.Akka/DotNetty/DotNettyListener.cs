@@ -61,7 +61,10 @@ internal sealed class DotNettyListener
                 }
             }));
         DotNettyPipeline.ApplyChannelOptions(_settings, (option, value) => bootstrap.ChildOption(option, value), (option, value) => bootstrap.ChildOption(option, value));
-        _server = await bootstrap.BindAsync(endpoint).ConfigureAwait(false);
+        // Started on the thread pool: DotNetty's bootstrap awaits on whatever context it is called from, and one that
+        // runs posted work late, or never (an actor's task scheduler, a UI or test framework's context), would hold the
+        // bind with it.
+        _server = await Task.Run(() => bootstrap.BindAsync(endpoint)).ConfigureAwait(false);
         return DotNettyConnection.Unmapped(_server.LocalAddress);
     }
 

@@ -1,0 +1,55 @@
+using System.Net;
+using FlushBatching.Tcp;
+using Google.Protobuf;
+
+namespace FlushBatching.Akka.Tests;
+
+/// <summary>
+/// Where the transport is called from does not decide whether its I/O runs: Akka calls it from actors, whose task
+/// scheduler runs a continuation only when the actor takes it, and test frameworks call it under synchronization
+/// contexts of their own. DotNetty's bootstraps await without <c>ConfigureAwait(false)</c>, so a stack that called
+/// them on the caller's context would leave its bind or its connect to whoever runs that context.
+/// </summary>
+public abstract partial class ConnectionStackSuite
+{
+    [Fact]
+    public async Task A_listen_and_a_connect_started_under_a_context_that_runs_nothing_complete_and_carry_frames()
+    {
+        var settings = ConnectionSettings.Default;
+        var listening = UnderContextThatRunsNothing(() => Stack(settings).ListenAsync(
+            new IPEndPoint(IPAddress.Loopback, 0), c => _inbound.Writer.TryWrite(c), e => _rejected.Writer.TryWrite(e)));
+        var endpoint = await listening.WaitAsync(Timeout);
+        var connecting = UnderContextThatRunsNothing(() => Stack(settings).ConnectAsync(endpoint, settings));
+        var client = await connecting.WaitAsync(Timeout);
+        var server = await _inbound.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+
+        var received = new Receiver();
+        server.StartReading(received);
+        Assert.True(client.TryWrite(ByteString.CopyFromUtf8("through")));
+        Assert.Equal("through", (await received.Payloads.Reader.ReadAsync().AsTask().WaitAsync(Timeout)).ToStringUtf8());
+    }
+
+    // Starts an operation as a caller on a context would: whatever it posts to that context never runs.
+    private static Task<T> UnderContextThatRunsNothing<T>(Func<Task<T>> start)
+    {
+        var caller = SynchronizationContext.Current;
+        SynchronizationContext.SetSynchronizationContext(new RunsNothing());
+        try
+        {
+            return start();
+        }
+        finally
+        {
+            SynchronizationContext.SetSynchronizationContext(caller);
+        }
+    }
+
+    private sealed class RunsNothing : SynchronizationContext
+    {
+        public override void Post(SendOrPostCallback d, object? state)
+        {
+        }
+
+        public override void Send(SendOrPostCallback d, object? state) => throw new InvalidOperationException("a send to a context that runs nothing");
+    }
+}
