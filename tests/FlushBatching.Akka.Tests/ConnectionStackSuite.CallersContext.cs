@@ -1,4 +1,3 @@
-using System.Net;
 using FlushBatching.Tcp;
 using Google.Protobuf;
 
@@ -16,8 +15,7 @@ public abstract partial class ConnectionStackSuite
     public async Task A_listen_and_a_connect_started_under_a_context_that_runs_nothing_complete_and_carry_frames()
     {
         var settings = ConnectionSettings.Default;
-        var listening = UnderContextThatRunsNothing(() => Stack(settings).ListenAsync(
-            new IPEndPoint(IPAddress.Loopback, 0), c => _inbound.Writer.TryWrite(c), e => _rejected.Writer.TryWrite(e)));
+        var listening = UnderContextThatRunsNothing(() => Listen(settings));
         var endpoint = await listening.WaitAsync(Timeout);
         var connecting = UnderContextThatRunsNothing(() => Stack(settings).ConnectAsync(endpoint, settings));
         var client = await connecting.WaitAsync(Timeout);

@@ -42,9 +42,10 @@ public sealed class DescriptorLimit : IDisposable
         var workers = Math.Max(Math.Max(minWorkers, PoolThreads), Environment.ProcessorCount);
         ThreadPool.SetMinThreads(workers, minIo);
         Task.WaitAll(Enumerable.Range(0, workers).Select(_ => Task.Run(() => Thread.Sleep(100))).ToArray());
-        if (!ThreadPool.SetMaxThreads(Math.Max(workers, ThreadPool.ThreadCount), maxIo))
+        var held = Math.Max(workers, ThreadPool.ThreadCount);
+        if (!ThreadPool.SetMaxThreads(held, maxIo))
         {
-            throw new InvalidOperationException($"the thread pool refused a maximum of {workers} threads");
+            throw new InvalidOperationException($"the thread pool refused a maximum of {held} threads");
         }
 
         var original = Get();
