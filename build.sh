@@ -42,8 +42,10 @@ run_tests() {
   [[ -n ${3:-} ]] && only=(--filter "$3")
   name=$(basename "$project" .csproj)$run
   trx="$PWD/$artifacts/test-results/$name.trx"
-  rm -f "$trx" "${trx%.trx}-retry.trx"
-  tools/isolated.sh dotnet test "$project" "${test_options[@]}" "${only[@]}" --logger "trx;LogFileName=$trx" || true
+  rm -rf "$trx" "${trx%.trx}" "${trx%.trx}-retry.trx" "${trx%.trx}-retry"
+  # The results directory, named as the TRX file without .trx, holds the blame collector's record of which tests a
+  # killed test host never finished: tools/trx.py names them.
+  tools/isolated.sh dotnet test "$project" "${test_options[@]}" "${only[@]}" --results-directory "${trx%.trx}" --logger "trx;LogFileName=$trx" || true
   # A killed test host leaves the lab's node processes behind: end them before the next project.
   pkill -f "$PWD/lab/ClusterNode/bin/" || true
   if [[ ! -f "$trx" ]]; then
@@ -61,7 +63,7 @@ run_tests() {
   if ((failed <= 3 && incomplete == 0 && ${#names[@]} > 0)); then
     filter=$(printf 'FullyQualifiedName~%s|' "${names[@]}")
     echo "retrying once: ${names[*]}"
-    tools/isolated.sh dotnet test "$project" "${test_options[@]}" --filter "${filter%|}" --logger "trx;LogFileName=${trx%.trx}-retry.trx" || true
+    tools/isolated.sh dotnet test "$project" "${test_options[@]}" --filter "${filter%|}" --results-directory "${trx%.trx}-retry" --logger "trx;LogFileName=${trx%.trx}-retry.trx" || true
     if [[ -f "${trx%.trx}-retry.trx" ]]; then
       counts=$(python3 tools/trx.py counts "${trx%.trx}-retry.trx")
       read -r _ retry_failed _ _ <<<"$counts"

@@ -4,12 +4,25 @@
   trx.py counts FILE    prints "passed failed skipped incomplete", where incomplete is 1 for a run that did not
                         complete (a hung test host killed by --blame-hang-timeout, a crash), and failed counts it too
   trx.py failed FILE    prints the fully qualified name of each failed test, one per line
-  trx.py report FILE    prints each failed test with its message, and why the run did not complete, for the log's end
+  trx.py report FILE    prints each failed test with its message, and why the run did not complete, for the log's end;
+                        for a run that did not complete, the tests it started and never finished, from the blame
+                        collector's sequence file in the results directory named as FILE without .trx (build.sh
+                        passes it as --results-directory)
 """
+import glob
+import os
 import sys
 import xml.etree.ElementTree as ET
 
 NS = {"t": "http://microsoft.com/schemas/VisualStudio/TeamTest/2010"}
+
+
+def unfinished(path):
+    """The tests a killed or crashed test host started and never finished, as the blame collector recorded them."""
+    names = []
+    for sequence in sorted(glob.glob(os.path.join(path[:-len(".trx")], "*", "Sequence_*.xml"))):
+        names += [test.get("Name") for test in ET.parse(sequence).getroot().iter("Test") if test.get("Completed") != "True"]
+    return sorted(set(names))
 
 
 def main(command, path):
@@ -44,6 +57,8 @@ def main(command, path):
                     continue
                 text = info.findtext("t:Text", default="", namespaces=NS).strip().splitlines()
                 print(f'  Run {summary.get("outcome")}: ' + "\n    ".join(text[:3]))
+            for name in unfinished(path):
+                print(f'  Never finished: {name}')
     else:
         sys.exit(__doc__)
 
