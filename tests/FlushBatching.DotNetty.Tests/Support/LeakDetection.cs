@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Runtime.CompilerServices;
+using System.Text.RegularExpressions;
 using DotNetty.Common;
 using DotNetty.Common.Internal.Logging;
 using Microsoft.Extensions.Logging;
@@ -8,7 +9,8 @@ namespace FlushBatching.DotNetty.Tests.Support;
 
 /// <summary>
 /// DotNetty's buffer leak detector at its strictest level, its reports kept: <see cref="AssertNoLeaks"/> collects
-/// garbage and fails if any buffer was garbage-collected without being released.
+/// garbage and fails if any buffer was garbage-collected without being released, except DotNetty's own TLS read
+/// buffer (<see cref="IsTlsHandlersPendingRead"/>).
 /// </summary>
 public static class LeakDetection
 {
@@ -30,7 +32,34 @@ public static class LeakDetection
             GC.WaitForPendingFinalizers();
         }
 
-        Assert.True(Leaks.IsEmpty, string.Join(Environment.NewLine, Leaks));
+        var ours = Leaks.Where(leak => !IsTlsHandlersPendingRead(leak)).ToList();
+        Assert.True(ours.Count == 0, string.Join(Environment.NewLine, ours));
+    }
+
+    /// <summary>
+    /// True for a report of a buffer DotNetty's <c>TlsHandler.Unwrap</c> allocated and lent to <c>SslStream</c>'s read,
+    /// and that nothing touched after: never filled into the pipeline, never released. That buffer is TlsHandler's alone
+    /// (the batching handler is outbound), and it leaks now and then from the TLS tests over real sockets on DotNetty's
+    /// own loops (seen in 1 of 6 runs of this project beside two others on 2 cores). The detector is the process's, so
+    /// without this every later test would fail on it. A buffer from the same place that reached the pipeline (its
+    /// writer index set, read by a decoder) is not this, and still fails.
+    /// </summary>
+    public static bool IsTlsHandlersPendingRead(string report)
+    {
+        var created = report.IndexOf("Created at:", StringComparison.Ordinal);
+        if (created < 0 || !report.AsSpan(created).Contains("DotNetty.Handlers.Tls.TlsHandler.Unwrap(", StringComparison.Ordinal))
+        {
+            return false;
+        }
+
+        var records = Regex.Split(report[..created], @"^\s*#\d+:\s*$", RegexOptions.Multiline).Skip(1).ToList();
+        return records.Count > 0 && records.All(record =>
+        {
+            var frames = record.Split('\n', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries)
+                .Where(frame => !frame.Contains("get_StackTrace", StringComparison.Ordinal)).ToList();
+            return frames.Count > 1 && frames[0].Contains("AdvancedLeakAwareByteBuffer.GetIoBuffer(", StringComparison.Ordinal) &&
+                frames[1].Contains("DotNetty.Handlers.Tls.TlsHandler.ReadFromSslStreamAsync(", StringComparison.Ordinal);
+        });
     }
 
     private sealed class LeakRecorder : ILoggerProvider, ILogger
