@@ -21,8 +21,6 @@ namespace FlushBatching.DotNetty.Tests;
 /// </summary>
 public sealed class BatchingWriterHandlerOnEventLoopsTests : IAsyncLifetime
 {
-    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
-
     // Only the trigger a test is about may fire: an hour is longer than any test, 65536 writes more than any writes.
     private static readonly BatchingSettings Quiet = BatchingSettings.Default
         .WithMaxPendingWrites(65536).WithMaxPendingBytes(64 * 1024 * 1024).WithFlushInterval(TimeSpan.FromHours(1));
@@ -37,10 +35,10 @@ public sealed class BatchingWriterHandlerOnEventLoopsTests : IAsyncLifetime
     {
         foreach (var channel in _channels)
         {
-            await channel.CloseAsync();
+            await Poll.Within(channel.CloseAsync(), "a channel's close");
         }
 
-        await _group.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2));
+        await Poll.Within(_group.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2)), "the event loop group's shutdown");
         _certificate.Dispose();
     }
 
@@ -64,7 +62,7 @@ public sealed class BatchingWriterHandlerOnEventLoopsTests : IAsyncLifetime
             return probe.Flushes;
         });
 
-        await received.Count(100).WaitAsync(Timeout);
+        await received.Count(100);
         Assert.Equal(Enumerable.Range(0, 100), received.Values);
         Assert.Equal(6, flushesInTheTask);
         Assert.Equal(7, probe.Flushes);
@@ -90,7 +88,7 @@ public sealed class BatchingWriterHandlerOnEventLoopsTests : IAsyncLifetime
             return (before, after: probe.Flushes);
         });
 
-        await received.Count(6).WaitAsync(Timeout);
+        await received.Count(6);
         Assert.Equal((0, 1), flushes);
         Assert.Equal(Enumerable.Range(0, 6), received.Values);
     }
@@ -141,18 +139,13 @@ public sealed class BatchingWriterHandlerOnEventLoopsTests : IAsyncLifetime
             return 0;
         });
 
-        await received.Inactive.Task.WaitAsync(Timeout);
+        await Poll.Within(received.Inactive.Task, "the server's channel to go inactive");
         Assert.Equal(Enumerable.Range(0, 10), received.Values);
     }
 
     private static IByteBuffer Message(int i) => Unpooled.WrappedBuffer([(byte)i, (byte)(i >> 8), (byte)(i >> 16)]);
 
-    private static Task<T> Run<T>(IChannel channel, Func<T> action)
-    {
-        var done = new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
-        channel.EventLoop.Execute(() => done.SetResult(action()));
-        return done.Task.WaitAsync(Timeout);
-    }
+    private static Task<T> Run<T>(IChannel channel, Func<T> action) => OnTheLoop.Run(channel.EventLoop, action);
 
     // A server and a client on the group's loops, each pipeline in the guide's order: [TLS], the handler, the frame
     // codecs, the application; the client's with the probe between TLS and the handler.
@@ -162,7 +155,8 @@ public sealed class BatchingWriterHandlerOnEventLoopsTests : IAsyncLifetime
         var serverCertificate = X509CertificateLoader.LoadPkcs12FromFile(_certificate.PfxPath, SelfSignedCertificate.Password);
         var received = new MessageNumberCollector();
         var probe = new FlushCountingProbe();
-        var server = await new ServerBootstrap()
+        // Both bootstraps start on the thread pool: DotNetty's continue on the caller's context (docs/dotnetty.md).
+        var bound = Task.Run(() => new ServerBootstrap()
             .Group(_group)
             .Channel<TcpServerSocketChannel>()
             .ChildOption(ChannelOption.AutoRead, serverReads)
@@ -177,7 +171,8 @@ public sealed class BatchingWriterHandlerOnEventLoopsTests : IAsyncLifetime
                 channel.Pipeline.AddLast("frame-decoder", new LengthFieldBasedFrameDecoder(ushort.MaxValue, 0, 2, 0, 2));
                 channel.Pipeline.AddLast("app", received);
             }))
-            .BindAsync(new IPEndPoint(IPAddress.Loopback, 0));
+            .BindAsync(new IPEndPoint(IPAddress.Loopback, 0)));
+        var server = await Poll.Within(bound, "the bind");
         _channels.Add(server);
         var bootstrap = new Bootstrap()
             .Group(_group)
@@ -199,7 +194,7 @@ public sealed class BatchingWriterHandlerOnEventLoopsTests : IAsyncLifetime
                 .Option(ChannelOption.SoSndbuf, 16 * 1024);
         }
 
-        var client = await bootstrap.ConnectAsync(server.LocalAddress);
+        var client = await Poll.Within(Task.Run(() => bootstrap.ConnectAsync(server.LocalAddress)), "the connect");
         _channels.Add(client);
 
         // With TLS, the handshake's own flushes come first: one message through it, then the tests count from a quiet

@@ -23,7 +23,6 @@ namespace FlushBatching.DotNetty.Tests;
 public sealed class BatchingWriterHandlerPlacementTests
 {
     private const int Messages = 20_000;
-    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
 
     [Theory]
     [InlineData(false)]
@@ -36,24 +35,25 @@ public sealed class BatchingWriterHandlerPlacementTests
         var received = new MessageNumberCollector();
         try
         {
-            var server = await new ServerBootstrap()
+            // Both bootstraps start on the thread pool: DotNetty's continue on the caller's context (docs/dotnetty.md).
+            var server = await Poll.Within(Task.Run(() => new ServerBootstrap()
                 .Group(group)
                 .Channel<TcpServerSocketChannel>()
                 .ChildHandler(new ActionChannelInitializer<IChannel>(channel =>
                     AsTheGuideSays(channel.Pipeline, tls ? TlsHandler.Server(serverCertificate) : null, received)))
-                .BindAsync(new IPEndPoint(IPAddress.Loopback, 0));
-            var client = await new Bootstrap()
+                .BindAsync(new IPEndPoint(IPAddress.Loopback, 0))), "the bind");
+            var client = await Poll.Within(Task.Run(() => new Bootstrap()
                 .Group(group)
                 .Channel<TcpSocketChannel>()
                 .Handler(new ActionChannelInitializer<IChannel>(channel =>
                     AsTheGuideSays(channel.Pipeline, tls ? new TlsHandler(stream => new SslStream(stream, true, (_, _, _, _) => true), new ClientTlsSettings("localhost")) : null, new MessageNumberCollector())))
-                .ConnectAsync(server.LocalAddress);
+                .ConnectAsync(server.LocalAddress)), "the connect");
 
             // Bursts of writes from the channel's own event loop, each flushed once: what the handler combines.
             for (var first = 0; first < Messages; first += 500)
             {
                 var start = first;
-                await Run(client.EventLoop, () =>
+                await OnTheLoop.Run(client.EventLoop, () =>
                 {
                     for (var i = start; i < start + 500; i++)
                     {
@@ -64,14 +64,14 @@ public sealed class BatchingWriterHandlerPlacementTests
                 });
             }
 
-            await received.Count(Messages).WaitAsync(Timeout);
+            await received.Count(Messages);
             Assert.Equal(Enumerable.Range(0, Messages), received.Values);
-            await client.CloseAsync();
-            await server.CloseAsync();
+            await Poll.Within(client.CloseAsync(), "the client's close");
+            await Poll.Within(server.CloseAsync(), "the server's close");
         }
         finally
         {
-            await group.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2));
+            await Poll.Within(group.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2)), "the event loop group's shutdown");
         }
     }
 
@@ -191,17 +191,6 @@ public sealed class BatchingWriterHandlerPlacementTests
         pipeline.AddLast("frame-decoder", new LengthFieldBasedFrameDecoder(ushort.MaxValue, 0, 2, 0, 2));
         pipeline.AddLast("frame-encoder", new LengthFieldPrepender(2));
         pipeline.AddLast("app", app);
-    }
-
-    private static Task Run(IEventLoop loop, Action action)
-    {
-        var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        loop.Execute(() =>
-        {
-            action();
-            done.SetResult();
-        });
-        return done.Task;
     }
 
     private sealed class CopyingEncoder : MessageToByteEncoder<IByteBuffer>

@@ -27,4 +27,27 @@ public static class Poll
             await Task.Delay(10);
         }
     }
+
+    /// <summary>
+    /// Returns once <paramref name="task"/> completes, with its outcome; throws a <see cref="TimeoutException"/> naming
+    /// <paramref name="what"/> after <see cref="Patience"/>: an await that would otherwise hang the test run.
+    /// </summary>
+    public static async Task Within(Task task, string what)
+    {
+        try
+        {
+            await task.WaitAsync(Patience);
+        }
+        catch (TimeoutException) when (!task.IsCompleted)
+        {
+            throw new TimeoutException($"Waited {Patience.TotalSeconds:0.#}s for {what}.");
+        }
+    }
+
+    /// <inheritdoc cref="Within(Task, string)"/>
+    public static async Task<T> Within<T>(Task<T> task, string what)
+    {
+        await Within((Task)task, what);
+        return await task;
+    }
 }
