@@ -33,8 +33,10 @@ public sealed class DescriptorLimit : IDisposable
     /// ("Out of memory.") when it finds no descriptor. On a loaded machine the pool adds threads when its queue stalls:
     /// two runs of the Akka suite beside five test processes on 2 cores ended that way, in this limit's test, while the
     /// pool could still grow (that a new pool thread took the descriptor there is likely, not proven).
+    /// <paramref name="beforeLowering"/>, if given, runs once the pool's threads are started and before the limit comes
+    /// down: what must see every pool thread and open files for it does it there.
     /// </summary>
-    public static DescriptorLimit LeaveFree(int free)
+    public static DescriptorLimit LeaveFree(int free, Action? beforeLowering = null)
     {
         _ = new System.Diagnostics.StackTrace(new InvalidOperationException(), fNeedFileInfo: true).ToString();
         ThreadPool.GetMinThreads(out var minWorkers, out var minIo);
@@ -48,6 +50,7 @@ public sealed class DescriptorLimit : IDisposable
             throw new InvalidOperationException($"the thread pool refused a maximum of {held} threads");
         }
 
+        beforeLowering?.Invoke();
         var original = Get();
         var lowered = new DescriptorLimit(original, (minWorkers, minIo), (maxWorkers, maxIo));
         Set(original with { Current = (ulong)Directory.GetFiles("/proc/self/fd").Length + (ulong)free });
