@@ -11,6 +11,7 @@ using FlushBatching.Batching;
 using FlushBatching.DotNetty.Tests.Support;
 using FlushBatching.Tests.Support;
 using Microsoft.Extensions.Time.Testing;
+using Xunit.Abstractions;
 
 namespace FlushBatching.DotNetty.Tests;
 
@@ -27,18 +28,16 @@ public sealed class BatchingWriterHandlerOnEventLoopsTests : IAsyncLifetime
 
     private readonly MultithreadEventLoopGroup _group = new(2);
     private readonly SelfSignedCertificate _certificate = new();
-    private readonly List<IChannel> _channels = [];
+    private readonly List<IChannel?> _channels = [];
+    private readonly ITestOutputHelper _output;
+
+    public BatchingWriterHandlerOnEventLoopsTests(ITestOutputHelper output) => _output = output;
 
     public Task InitializeAsync() => Task.CompletedTask;
 
     public async Task DisposeAsync()
     {
-        foreach (var channel in _channels)
-        {
-            await Poll.Within(channel.CloseAsync(), "a channel's close");
-        }
-
-        await Poll.Within(_group.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2)), "the event loop group's shutdown");
+        await LoopGroupEnd.EndAsync(_group, _channels, _output);
         _certificate.Dispose();
     }
 
@@ -200,6 +199,7 @@ public sealed class BatchingWriterHandlerOnEventLoopsTests : IAsyncLifetime
         // With TLS, the handshake's own flushes come first: one message through it, then the tests count from a quiet
         // channel.
         await Poll.Until(() => received.Channel is { Active: true }, "the server's channel");
+        _channels.Add(received.Channel);
         if (tls)
         {
             await Run(client, () => client.WriteAndFlushAsync(Message(0)));

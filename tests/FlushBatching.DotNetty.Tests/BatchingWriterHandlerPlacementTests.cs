@@ -13,6 +13,7 @@ using FlushBatching.DotNetty.Tests.Support;
 using FlushBatching.Framing;
 using FlushBatching.Tests.Support;
 using Microsoft.Extensions.Time.Testing;
+using Xunit.Abstractions;
 
 namespace FlushBatching.DotNetty.Tests;
 
@@ -23,6 +24,9 @@ namespace FlushBatching.DotNetty.Tests;
 public sealed class BatchingWriterHandlerPlacementTests
 {
     private const int Messages = 20_000;
+    private readonly ITestOutputHelper _output;
+
+    public BatchingWriterHandlerPlacementTests(ITestOutputHelper output) => _output = output;
 
     [Theory]
     [InlineData(false)]
@@ -33,6 +37,7 @@ public sealed class BatchingWriterHandlerPlacementTests
         using var serverCertificate = X509CertificateLoader.LoadPkcs12FromFile(certificate.PfxPath, SelfSignedCertificate.Password);
         var group = new MultithreadEventLoopGroup(2);
         var received = new MessageNumberCollector();
+        var channels = new List<IChannel?>();
         try
         {
             // Both bootstraps start on the thread pool: DotNetty's continue on the caller's context (docs/dotnetty.md).
@@ -40,14 +45,19 @@ public sealed class BatchingWriterHandlerPlacementTests
                 .Group(group)
                 .Channel<TcpServerSocketChannel>()
                 .ChildHandler(new ActionChannelInitializer<IChannel>(channel =>
-                    AsTheGuideSays(channel.Pipeline, tls ? TlsHandler.Server(serverCertificate) : null, received)))
+                {
+                    received.Channel = channel;
+                    AsTheGuideSays(channel.Pipeline, tls ? TlsHandler.Server(serverCertificate) : null, received);
+                }))
                 .BindAsync(new IPEndPoint(IPAddress.Loopback, 0))), "the bind");
+            channels.Add(server);
             var client = await Poll.Within(Task.Run(() => new Bootstrap()
                 .Group(group)
                 .Channel<TcpSocketChannel>()
                 .Handler(new ActionChannelInitializer<IChannel>(channel =>
                     AsTheGuideSays(channel.Pipeline, tls ? new TlsHandler(stream => new SslStream(stream, true, (_, _, _, _) => true), new ClientTlsSettings("localhost")) : null, new MessageNumberCollector())))
                 .ConnectAsync(server.LocalAddress)), "the connect");
+            channels.Add(client);
 
             // Bursts of writes from the channel's own event loop, each flushed once: what the handler combines.
             for (var first = 0; first < Messages; first += 500)
@@ -66,12 +76,11 @@ public sealed class BatchingWriterHandlerPlacementTests
 
             await received.Count(Messages);
             Assert.Equal(Enumerable.Range(0, Messages), received.Values);
-            await Poll.Within(client.CloseAsync(), "the client's close");
-            await Poll.Within(server.CloseAsync(), "the server's close");
         }
         finally
         {
-            await Poll.Within(group.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromSeconds(2)), "the event loop group's shutdown");
+            channels.Add(received.Channel);
+            await LoopGroupEnd.EndAsync(group, channels, _output);
         }
     }
 
