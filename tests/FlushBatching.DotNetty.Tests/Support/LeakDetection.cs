@@ -40,9 +40,9 @@ public static class LeakDetection
     /// True for a report of a buffer DotNetty's <c>TlsHandler.Unwrap</c> allocated and lent to <c>SslStream</c>'s read,
     /// and that nothing touched after: never filled into the pipeline, never released. That buffer is TlsHandler's alone
     /// (the batching handler is outbound), and it leaks now and then from the TLS tests over real sockets on DotNetty's
-    /// own loops (seen in 1 of 6 runs of this project beside two others on 2 cores). The detector is the process's, so
-    /// without this every later test would fail on it. A buffer from the same place that reached the pipeline (its
-    /// writer index set, read by a decoder) is not this, and still fails.
+    /// own loops (seen in 2 of 36 runs of this project, each beside two others on 2 cores; docs/dotnetty.md). The
+    /// detector is the process's, so without this every later test would fail on it. A buffer from the same place that
+    /// reached the pipeline (its writer index set, read by a decoder) is not this, and still fails.
     /// </summary>
     public static bool IsTlsHandlersPendingRead(string report)
     {
