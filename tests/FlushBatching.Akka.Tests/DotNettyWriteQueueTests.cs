@@ -125,6 +125,25 @@ public sealed class DotNettyWriteQueueTests
     }
 
     [Fact]
+    public void A_payload_of_16_KiB_or_more_is_taken_off_the_count_with_what_came_before_it_just_before_it_is_handed_on()
+    {
+        // Counted until after its hand-off, a 60 kB payload and the outbound buffer it went to held the count at twice
+        // its size: under a 64 KiB mark, a write was refused with 60 kB unsent.
+        int[] sizes = [1000, 60_000, 1000];
+        foreach (var size in sizes)
+        {
+            _queue.TryEnqueue(Payload(size), long.MaxValue);
+        }
+
+        var seen = new List<long>();
+        _queue.HandOff(0, (_, _) => seen.Add(_queue.QueuedBytes));
+
+        const int header = FramingSettings.HeaderLength;
+        Assert.Equal([sizes.Sum() + 3 * header, 1000 + header, 1000 + header], seen);
+        Assert.Equal(0, _queue.QueuedBytes);
+    }
+
+    [Fact]
     public void The_write_that_asks_for_a_hand_off_stamps_when_its_payloads_started_waiting()
     {
         var clock = new FakeTimeProvider();
