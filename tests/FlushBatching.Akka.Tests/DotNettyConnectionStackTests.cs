@@ -165,6 +165,37 @@ public abstract class DotNettyConnectionStackTests(ITestOutputHelper output) : C
         }
     }
 
+    [Fact]
+    public async Task A_connect_that_gives_up_before_its_channel_is_made_closes_that_channel_once_it_is()
+    {
+        // The client side's one event loop held busy by a connection of the stack's own: the next connect cannot make
+        // its channel (registration runs on that loop) before its 300 ms bound passes. A looped run under load saw the
+        // same with a busy thread pool: the connect gave up, and the socket it made later stayed open to a server that
+        // never answers its handshake, until the stack stopped.
+        var stack = Stack(ConnectionSettings.Default);
+        var own = await stack.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), _ => { }, _ => { });
+        var client = await stack.ConnectAsync(own, ConnectionSettings.Default).WaitAsync(Timeout);
+        using var certificate = new SelfSignedCertificate();
+        var settings = ConnectionSettings.Default.WithConnectTimeout(TimeSpan.FromMilliseconds(300))
+            .WithTls(TlsSettings.FromPfxFile(certificate.PfxPath, SelfSignedCertificate.Password).WithSuppressValidation(true));
+        using var silent = RawPeer.Listen();
+        Task connecting;
+        using (await HoldEventLoop(client))
+        {
+            connecting = stack.ConnectAsync((IPEndPoint)silent.LocalEndPoint!, settings);
+            await Assert.ThrowsAnyAsync<Exception>(() => connecting.WaitAsync(Timeout));
+        }
+
+        // Made once the loop is free, the channel is closed at once: before it connects (nothing reaches the server), or
+        // after (the server's end reads its close). Left open, it connects and stays.
+        var accepting = silent.AcceptAsync();
+        if (await Task.WhenAny(accepting, Task.Delay(TimeSpan.FromSeconds(5))) == accepting)
+        {
+            using var accepted = await accepting;
+            await RawPeer.ClosedByTheOtherEndWithin(accepted, TimeSpan.FromSeconds(5), "the channel made after the connect gave up to be closed");
+        }
+    }
+
     // Holds the connection's event loop busy until disposed, which releases it however the test ends, so a failure
     // cannot leave the loop held for the teardown.
     private static async Task<IDisposable> HoldEventLoop(ITransportConnection connection)

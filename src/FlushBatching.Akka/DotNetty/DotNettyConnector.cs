@@ -27,6 +27,8 @@ internal sealed class DotNettyConnector
     public async Task<ITransportConnection> ConnectAsync(IPEndPoint endpoint, ConnectionSettings settings)
     {
         DotNettyConnection? connection = null;
+        // The connection once the channel is made, which on a loaded machine can come after the bound has passed.
+        var made = new TaskCompletionSource<DotNettyConnection>(TaskCreationOptions.RunContinuationsAsynchronously);
         var bootstrap = new Bootstrap()
             .Group(_group)
             .Channel<TcpSocketChannel>()
@@ -36,6 +38,7 @@ internal sealed class DotNettyConnector
             .Handler(new ActionChannelInitializer<IChannel>(channel =>
             {
                 connection = DotNettyPipeline.Build(channel, settings, targetHost: endpoint.Address.ToString());
+                made.SetResult(connection);
                 _keepOrClose(channel);
             }));
         DotNettyPipeline.ApplyChannelOptions(settings, (option, value) => bootstrap.Option(option, value), (option, value) => bootstrap.Option(option, value));
@@ -68,7 +71,11 @@ internal sealed class DotNettyConnector
         // The bound above; DotNetty's own (ConnectTimeoutException) only if this machine stalled past both.
         catch (Exception e) when (e is TimeoutException or ConnectTimeoutException)
         {
-            connection?.Abort();
+            // Aborted whenever it is made: a channel made after the bound (its bootstrap started late on a busy pool)
+            // would otherwise stay open to a server that never answers its handshake, until the stack stops. A looped
+            // run under load saw that on the dedicated loop: the connect gave up, and its socket stayed open.
+            _ = made.Task.ContinueWith(static made => made.Result.Abort(), CancellationToken.None,
+                TaskContinuationOptions.OnlyOnRanToCompletion, TaskScheduler.Default);
             // What ends after the bound is this method's alone: a late success is closed, a late failure observed.
             _ = connecting.ContinueWith(
                 static late =>
