@@ -62,7 +62,8 @@ public sealed class ThreadCpu : IDisposable
 
     private static string Name(string line) => line[(line.IndexOf('(') + 1)..line.LastIndexOf(')')];
 
-    // A thread that ended reads as nothing: its time is gone from the total from then on, as it is from the process's.
+    // A thread that ended reads as nothing, so its time drops out of the total (the process's own count keeps it): a
+    // window in which a thread ends reads low. The accept-error test holds the pool's threads, so none end there.
     private string? Read(FileStream stat)
     {
         try
