@@ -1,5 +1,6 @@
 using FlushBatching.Tcp;
 using Google.Protobuf;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;
 
@@ -16,15 +17,15 @@ public abstract partial class ConnectionStackSuite
     {
         var settings = ConnectionSettings.Default;
         var listening = UnderContextThatRunsNothing(() => Listen(settings));
-        var endpoint = await listening.WaitAsync(Timeout);
+        var endpoint = await Poll.Within(listening);
         var connecting = UnderContextThatRunsNothing(() => Stack(settings).ConnectAsync(endpoint, settings));
-        var client = await connecting.WaitAsync(Timeout);
-        var server = await _inbound.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+        var client = await Poll.Within(connecting);
+        var server = await Poll.Within(_inbound.Reader.ReadAsync().AsTask());
 
         var received = new Receiver();
         server.StartReading(received);
         Assert.True(client.TryWrite(ByteString.CopyFromUtf8("through")));
-        Assert.Equal("through", (await received.Payloads.Reader.ReadAsync().AsTask().WaitAsync(Timeout)).ToStringUtf8());
+        Assert.Equal("through", (await Poll.Within(received.Payloads.Reader.ReadAsync().AsTask())).ToStringUtf8());
     }
 
     // Starts an operation as a caller on a context would: whatever it posts to that context never runs.

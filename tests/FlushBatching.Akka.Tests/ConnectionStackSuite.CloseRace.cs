@@ -3,6 +3,7 @@ using System.Diagnostics;
 using System.Net;
 using FlushBatching.Tcp;
 using Google.Protobuf;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;
 
@@ -27,8 +28,8 @@ public abstract partial class ConnectionStackSuite
         var watch = Stopwatch.StartNew();
         while (watch.Elapsed < RaceTime)
         {
-            var client = await clients.ConnectAsync(endpoint, ConnectionSettings.Default).WaitAsync(Timeout);
-            var server = await _inbound.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+            var client = await Poll.Within(clients.ConnectAsync(endpoint, ConnectionSettings.Default));
+            var server = await Poll.Within(_inbound.Reader.ReadAsync().AsTask());
             var received = new Receiver();
             server.StartReading(received);
 
@@ -64,9 +65,9 @@ public abstract partial class ConnectionStackSuite
             var close = client.CloseAsync();
             writer.Join();
             var acceptedWrites = Volatile.Read(ref closing) - 2;
-            await close.WaitAsync(Timeout);
-            await received.Closed.Task.WaitAsync(Timeout);
-            await server.CloseAsync().WaitAsync(Timeout);
+            await Poll.Within(close);
+            await Poll.Within(received.Closed.Task);
+            await Poll.Within(server.CloseAsync());
 
             var numbers = new List<int>();
             while (received.Payloads.Reader.TryRead(out var payload))

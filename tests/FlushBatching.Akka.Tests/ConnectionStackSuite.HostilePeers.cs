@@ -33,17 +33,17 @@ public abstract partial class ConnectionStackSuite
         using var silent = await RawPeer.ConnectAsync(endpoint);
         await RawPeer.ClosedByTheOtherEndWithin(silent, bound + Margin, "the stack to close a peer that never sent its ClientHello");
 
-        var rejected = await _rejected.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+        var rejected = await Poll.Within(_rejected.Reader.ReadAsync().AsTask());
         Assert.IsType<TimeoutException>(rejected);
         Assert.Contains(SettingKeys.ConnectTimeout, rejected.Message);
 
         var patient = settings.WithConnectTimeout(Timeout);
-        var client = await Stack(patient).ConnectAsync(endpoint, patient).WaitAsync(Timeout);
-        var server = await _inbound.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+        var client = await Poll.Within(Stack(patient).ConnectAsync(endpoint, patient));
+        var server = await Poll.Within(_inbound.Reader.ReadAsync().AsTask());
         var received = new Receiver();
         server.StartReading(received);
         Assert.True(client.TryWrite(ByteString.CopyFromUtf8("still serving")));
-        Assert.Equal("still serving", (await received.Payloads.Reader.ReadAsync().AsTask().WaitAsync(Timeout)).ToStringUtf8());
+        Assert.Equal("still serving", (await Poll.Within(received.Payloads.Reader.ReadAsync().AsTask())).ToStringUtf8());
     }
 
     [Theory]
@@ -53,7 +53,7 @@ public abstract partial class ConnectionStackSuite
     {
         var endpoint = await Listen(ConnectionSettings.Default);
         using var raw = await RawPeer.ConnectAsync(endpoint);
-        var server = await _inbound.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+        var server = await Poll.Within(_inbound.Reader.ReadAsync().AsTask());
         var received = new Receiver();
         server.StartReading(received);
 
@@ -62,7 +62,7 @@ public abstract partial class ConnectionStackSuite
         await raw.SendAsync(frame.AsMemory(0, bytesSent));
         raw.Shutdown(SocketShutdown.Send);
 
-        var reason = await received.Closed.Task.WaitAsync(Timeout);
+        var reason = await Poll.Within(received.Closed.Task);
         Assert.IsType<InvalidFrameException>(reason);
         Assert.Contains("inside a frame", reason!.Message);
         Assert.Equal(0, received.Payloads.Reader.Count);
@@ -75,7 +75,7 @@ public abstract partial class ConnectionStackSuite
         // (the DotNetty stack once did, found by fuzzing) allocates it at once.
         var endpoint = await Listen(ConnectionSettings.Default.WithFraming(FramingSettings.Default.WithMaximumFrameSize(int.MaxValue)));
         using var raw = await RawPeer.ConnectAsync(endpoint);
-        var server = await _inbound.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+        var server = await Poll.Within(_inbound.Reader.ReadAsync().AsTask());
         var received = new Receiver();
         server.StartReading(received);
         var before = GC.GetTotalAllocatedBytes(precise: true);
@@ -84,7 +84,7 @@ public abstract partial class ConnectionStackSuite
         BinaryPrimitives.WriteInt32LittleEndian(announced, 1 << 30);
         await raw.SendAsync(announced);
         raw.Shutdown(SocketShutdown.Send);
-        var reason = await received.Closed.Task.WaitAsync(Timeout);
+        var reason = await Poll.Within(received.Closed.Task);
 
         var allocated = GC.GetTotalAllocatedBytes(precise: true) - before;
         Assert.True(allocated < 256L << 20, $"{allocated:N0} bytes allocated while a peer sent {announced.Length}");
@@ -120,8 +120,8 @@ public abstract partial class ConnectionStackSuite
             });
 
             await Task.Delay(round % 3);
-            await stack.StopListeningAsync().WaitAsync(Timeout);
-            await connecting.WaitAsync(Timeout);
+            await Poll.Within(stack.StopListeningAsync());
+            await Poll.Within(connecting);
 
             // What was announced is the owner's to close, as the transport closes its connections at shutdown.
             lock (announced)
@@ -129,7 +129,7 @@ public abstract partial class ConnectionStackSuite
                 announced.ForEach(c => c.Abort());
             }
 
-            await stack.StopAsync().WaitAsync(Timeout);
+            await Poll.Within(stack.StopAsync());
             foreach (var peer in peers)
             {
                 using var _ = peer;
@@ -219,7 +219,7 @@ public abstract partial class ConnectionStackSuite
             {
                 using var silent = await RawPeer.ConnectAsync(endpoint);
                 await RawPeer.ClosedByTheOtherEndWithin(silent, Margin, "the stack to close a silent peer");
-                await _rejected.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+                await Poll.Within(_rejected.Reader.ReadAsync().AsTask());
             }
 
             // Outbound: servers that never answer the handshake, given up at the bound.
@@ -239,7 +239,7 @@ public abstract partial class ConnectionStackSuite
             {
                 client.StartReading(new Receiver());
                 await FillUntilRefused(client);
-                await client.CloseAsync().WaitAsync(Timeout);
+                await Poll.Within(client.CloseAsync());
             }
 
             // A faulted task is reported when it is finalized.

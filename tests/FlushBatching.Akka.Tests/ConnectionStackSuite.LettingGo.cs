@@ -43,7 +43,7 @@ public abstract partial class ConnectionStackSuite
 
         // Graceful first: with the peer reading nothing, nothing but the bound could have ended it.
         Assert.True(watch.Elapsed >= CloseBound * 0.9, $"the close ended after {watch.Elapsed.TotalMilliseconds:N0} ms, before its bound");
-        var reason = await receiver.Closed.Task.WaitAsync(Timeout);
+        var reason = await Poll.Within(receiver.Closed.Task);
         Assert.IsType<TimeoutException>(reason);
         Assert.Contains("the peer did not read them", reason!.Message);
         Assert.Contains(SettingKeys.CloseTimeout, reason.Message);
@@ -69,7 +69,7 @@ public abstract partial class ConnectionStackSuite
         }
 
         client.Abort();
-        await closing.WaitAsync(Timeout);
+        await Poll.Within(closing);
     }
 
     [Fact]
@@ -90,7 +90,7 @@ public abstract partial class ConnectionStackSuite
             "the client's sending to stall on a server that does not read");
 
         inbound.Abort();
-        await inbound.Completion.WaitAsync(Timeout);
+        await Poll.Within(inbound.Completion);
         outbound.Abort();
     }
 
@@ -108,7 +108,7 @@ public abstract partial class ConnectionStackSuite
 
         client.Abort();
         Assert.False(client.TryWrite(ByteString.CopyFromUtf8("after the abort")));
-        await client.Completion.WaitAsync(Timeout);
+        await Poll.Within(client.Completion);
     }
 
     [Fact]
@@ -136,14 +136,14 @@ public abstract partial class ConnectionStackSuite
             Assert.True(client.TryWrite(ByteString.CopyFrom(BitConverter.GetBytes(i))));
         }
 
-        await client.CloseAsync().WaitAsync(Timeout);
+        await Poll.Within(client.CloseAsync());
 
         for (var i = 0; i < 2000; i++)
         {
-            Assert.Equal(i, BitConverter.ToInt32((await received.Payloads.Reader.ReadAsync().AsTask().WaitAsync(Timeout)).Span));
+            Assert.Equal(i, BitConverter.ToInt32((await Poll.Within(received.Payloads.Reader.ReadAsync().AsTask())).Span));
         }
 
-        Assert.Null(await received.Closed.Task.WaitAsync(Timeout));
+        Assert.Null(await Poll.Within(received.Closed.Task));
         await Poll.Until(() => clock.ArmedTimers == 0, "the close's timers to be disposed");
     }
 
@@ -153,8 +153,8 @@ public abstract partial class ConnectionStackSuite
         var listener = RawPeer.Listen(receiveBufferSize: 16 * 1024);
         var endpoint = (IPEndPoint)listener.LocalEndPoint!;
         var accepting = listener.AcceptAsync();
-        var client = await Stack(settings).ConnectAsync(endpoint, settings).WaitAsync(Timeout);
-        var peer = await accepting.WaitAsync(Timeout);
+        var client = await Poll.Within(Stack(settings).ConnectAsync(endpoint, settings));
+        var peer = await Poll.Within(accepting);
         listener.Dispose();
         return (client, peer, endpoint.Port);
     }

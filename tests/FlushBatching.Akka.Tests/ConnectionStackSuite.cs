@@ -36,8 +36,8 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
     {
         foreach (var stack in _stacks)
         {
-            await stack.StopListeningAsync().WaitAsync(Timeout);
-            await stack.StopAsync().WaitAsync(Timeout);
+            await Poll.Within(stack.StopListeningAsync());
+            await Poll.Within(stack.StopAsync());
         }
     }
 
@@ -60,7 +60,7 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
 
         foreach (var size in sizes)
         {
-            var payload = await received.Payloads.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+            var payload = await Poll.Within(received.Payloads.Reader.ReadAsync().AsTask());
             Assert.Equal(Enumerable.Range(0, size).Select(i => (byte)(i * 7 + size)).ToArray(), payload.ToByteArray());
         }
     }
@@ -79,7 +79,7 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
         for (var i = 0; i < 200; i++)
         {
             Assert.True(client.TryWrite(payload), $"write {i} was refused although every earlier one had arrived");
-            await received.Payloads.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+            await Poll.Within(received.Payloads.Reader.ReadAsync().AsTask());
         }
     }
 
@@ -135,7 +135,7 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
         server.StartReading(receiver);
         for (var i = 0; i < 100; i++)
         {
-            Assert.Equal(i, BitConverter.ToInt32((await receiver.Payloads.Reader.ReadAsync().AsTask().WaitAsync(Timeout)).Span));
+            Assert.Equal(i, BitConverter.ToInt32((await Poll.Within(receiver.Payloads.Reader.ReadAsync().AsTask())).Span));
         }
 
         await Poll.Until(() => received.Sum("flushbatching.frames.received") == 100 && received.Sum("flushbatching.bytes.received") == 400, "the server's meter to count every frame and payload byte");
@@ -151,7 +151,7 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
 
         Assert.True(client.TryWrite(ByteString.CopyFrom(new byte[FramingSettings.MinimumMaximumFrameSize + 10])));
 
-        Assert.IsType<InvalidFrameException>(await received.Closed.Task.WaitAsync(Timeout));
+        Assert.IsType<InvalidFrameException>(await Poll.Within(received.Closed.Task));
     }
 
     [Fact]
@@ -167,9 +167,9 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
 
         var endpoint = await Listen(Only(SslProtocols.Tls13));
         // Refused by the handshake on both ends, not timed out or dropped for another reason.
-        var refused = await Assert.ThrowsAsync<AuthenticationException>(() => Stack(Only(SslProtocols.Tls12)).ConnectAsync(endpoint, Only(SslProtocols.Tls12)).WaitAsync(Timeout));
+        var refused = await Assert.ThrowsAsync<AuthenticationException>(() => Poll.Within(Stack(Only(SslProtocols.Tls12)).ConnectAsync(endpoint, Only(SslProtocols.Tls12))));
         Assert.StartsWith("The TLS handshake with ", refused.Message);
-        var rejected = await _rejected.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+        var rejected = await Poll.Within(_rejected.Reader.ReadAsync().AsTask());
         // The server's side ends on the handshake's error, or, when the client's close comes first, on the close: a
         // dropped set-up either way, never the connect bound.
         Assert.IsType<IOException>(rejected);
@@ -193,10 +193,10 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
         using var certificate = new SelfSignedCertificate();
         var settings = ConnectionSettings.Default.WithTls(TlsSettings.FromPfxFile(certificate.PfxPath, SelfSignedCertificate.Password).WithSuppressValidation(true));
 
-        var refused = await Assert.ThrowsAsync<AuthenticationException>(() => Stack(settings).ConnectAsync((IPEndPoint)listener.LocalEndpoint, settings).WaitAsync(Timeout));
+        var refused = await Assert.ThrowsAsync<AuthenticationException>(() => Poll.Within(Stack(settings).ConnectAsync((IPEndPoint)listener.LocalEndpoint, settings)));
         Assert.StartsWith("The TLS handshake with ", refused.Message);
         Assert.Contains("closed the connection during the handshake", refused.Message);
-        await closing.WaitAsync(Timeout);
+        await Poll.Within(closing);
     }
 
     [Fact]
@@ -207,7 +207,7 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
         var endpoint = await Listen(ConnectionSettings.Default.WithTls(tls.WithSuppressValidation(true)));
 
         var refused = await Assert.ThrowsAsync<AuthenticationException>(() =>
-            Stack(ConnectionSettings.Default).ConnectAsync(endpoint, ConnectionSettings.Default.WithTls(TlsSettings.ForClient())).WaitAsync(Timeout));
+            Poll.Within(Stack(ConnectionSettings.Default).ConnectAsync(endpoint, ConnectionSettings.Default.WithTls(TlsSettings.ForClient()))));
 
         Assert.Contains("certificate", refused.Message, StringComparison.OrdinalIgnoreCase);
     }
@@ -220,8 +220,8 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
         // One rule for both stacks (the core's SocketOptions), read back from the kernel, not from the stack's own view.
         var settings = ConnectionSettings.Default.WithKeepAlive(keepAlive).WithSendBufferSize(64 * 1024).WithReceiveBufferSize(96 * 1024);
         var endpoint = await Listen(settings);
-        await Stack(settings).ConnectAsync(endpoint, settings).WaitAsync(Timeout);
-        await _inbound.Reader.ReadAsync().AsTask().WaitAsync(Timeout);
+        await Poll.Within(Stack(settings).ConnectAsync(endpoint, settings));
+        await Poll.Within(_inbound.Reader.ReadAsync().AsTask());
 
         var ends = KernelSocketOptions.Established(endpoint.Port);
         Assert.Equal(2, ends.Count);
@@ -242,8 +242,8 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
     private protected async Task<(ITransportConnection Client, ITransportConnection Server)> Connect(ConnectionSettings client, ConnectionSettings server)
     {
         var endpoint = await Listen(server);
-        var outbound = await Stack(client).ConnectAsync(endpoint, client).WaitAsync(Timeout);
-        return (outbound, await _inbound.Reader.ReadAsync().AsTask().WaitAsync(Timeout));
+        var outbound = await Poll.Within(Stack(client).ConnectAsync(endpoint, client));
+        return (outbound, await Poll.Within(_inbound.Reader.ReadAsync().AsTask()));
     }
 
     // 20 MB as fast as the connection takes them, to a peer that reads: the writes outrun the socket, so unsent bytes

@@ -33,7 +33,7 @@ public abstract class DotNettyBatchingTransportSpiTests : TransportSpiSuite
             held.SetResult();
             release.Wait();
         });
-        await held.Task.WaitAsync(TimeSpan.FromSeconds(10));
+        await Poll.Within(held.Task);
         try
         {
             // The grace for connections still sending (0.5 s), then two steps of 2 s: releasing the aborted connection

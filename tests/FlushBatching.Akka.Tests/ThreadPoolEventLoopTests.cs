@@ -2,6 +2,7 @@ using System.Collections.Concurrent;
 using DotNetty.Transport.Channels;
 using Xunit;
 using Xunit.Abstractions;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;
 
@@ -60,7 +61,7 @@ public sealed class ThreadPoolEventLoopTests(ITestOutputHelper output) : IAsyncL
                 });
             }
         })));
-        await done.Task.WaitAsync(Timeout);
+        await Poll.Within(done.Task);
 
         Assert.Equal(0, overlaps);
         Assert.Equal(Writers * PerWriter, inLoop);
@@ -86,7 +87,7 @@ public sealed class ThreadPoolEventLoopTests(ITestOutputHelper output) : IAsyncL
             order.Enqueue("queuing");
         });
 
-        await done.Task.WaitAsync(Timeout);
+        await Poll.Within(done.Task);
 
         Assert.Equal(["queuing", "queued from inside"], order);
     }
@@ -105,7 +106,7 @@ public sealed class ThreadPoolEventLoopTests(ITestOutputHelper output) : IAsyncL
             }
         }, TimeSpan.FromMilliseconds(i % 10 * 5))).ToList();
 
-        await Task.WhenAll(scheduled.Select(task => task.Completion)).WaitAsync(Timeout);
+        await Poll.Within(Task.WhenAll(scheduled.Select(task => task.Completion)));
 
         Assert.All(runs, count => Assert.Equal(1, count));
         Assert.Equal(runs.Length, inLoop);
@@ -119,7 +120,7 @@ public sealed class ThreadPoolEventLoopTests(ITestOutputHelper output) : IAsyncL
         var later = Loop.Schedule(() => { }, TimeSpan.FromMilliseconds(400));
 
         Assert.True(cancelled.Cancel());
-        await later.Completion.WaitAsync(Timeout);
+        await Poll.Within(later.Completion);
 
         Assert.False(ran);
         Assert.True(cancelled.Completion.IsCanceled);
@@ -130,7 +131,7 @@ public sealed class ThreadPoolEventLoopTests(ITestOutputHelper output) : IAsyncL
     {
         var scheduled = Loop.Schedule(() => { }, TimeSpan.FromMinutes(10));
 
-        await _group.ShutdownGracefullyAsync(TimeSpan.Zero, Timeout).WaitAsync(Timeout);
+        await Poll.Within(_group.ShutdownGracefullyAsync(TimeSpan.Zero, Timeout));
         var after = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         Loop.Execute(() => after.TrySetResult());
         var scheduledAfter = Loop.Schedule(() => { }, TimeSpan.FromMinutes(10));
@@ -138,8 +139,8 @@ public sealed class ThreadPoolEventLoopTests(ITestOutputHelper output) : IAsyncL
         Assert.True(Loop.IsShuttingDown);
         Assert.True(Loop.IsTerminated);
         Assert.True(scheduled.Completion.IsCanceled);
-        await after.Task.WaitAsync(Timeout);
-        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => scheduledAfter.Completion.WaitAsync(Timeout));
+        await Poll.Within(after.Task);
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => Poll.Within(scheduledAfter.Completion));
     }
 
     [Fact]
@@ -152,14 +153,14 @@ public sealed class ThreadPoolEventLoopTests(ITestOutputHelper output) : IAsyncL
             held.TrySetResult();
             release.Wait(Timeout * 2); // past every wait below: only the timeout can end the shutdown in time
         });
-        await held.Task.WaitAsync(Timeout);
+        await Poll.Within(held.Task);
         try
         {
             var terminating = _group.ShutdownGracefullyAsync(TimeSpan.Zero, TimeSpan.FromMilliseconds(200));
             Assert.True(Loop.IsShuttingDown, "not shutting down once asked to");
             Assert.False(Loop.IsShutdown, "shut down before it terminated");
 
-            await terminating.WaitAsync(Timeout);
+            await Poll.Within(terminating);
             Assert.True(Loop.IsShutdown);
             Assert.True(Loop.IsTerminated);
         }
@@ -197,7 +198,7 @@ public sealed class ThreadPoolEventLoopTests(ITestOutputHelper output) : IAsyncL
 
         var stopped = watch.Elapsed;
         Volatile.Write(ref fed, 0);
-        await terminating.WaitAsync(Timeout);
+        await Poll.Within(terminating);
 
         // It looks every 100 ms, so the quiet it saw began at most one look before the last task.
         Assert.True(watch.Elapsed >= stopped + quiet - TimeSpan.FromMilliseconds(200), $"terminated {(watch.Elapsed - stopped).TotalMilliseconds:F0} ms after the last task");
@@ -212,9 +213,9 @@ public sealed class ThreadPoolEventLoopTests(ITestOutputHelper output) : IAsyncL
         var after = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         Loop.Execute(() => after.TrySetResult());
 
-        await after.Task.WaitAsync(Timeout);
+        await Poll.Within(after.Task);
         var nearer = Loop.Schedule(() => { }, TimeSpan.FromMilliseconds(20));
-        await nearer.Completion.WaitAsync(Timeout);
+        await Poll.Within(nearer.Completion);
         Assert.False(far.Completion.IsCompleted);
         Assert.True(far.Cancel());
         Assert.Equal(0, ((ThreadPoolEventLoop)Loop).FailedTurns);
@@ -227,7 +228,7 @@ public sealed class ThreadPoolEventLoopTests(ITestOutputHelper output) : IAsyncL
         Loop.Execute(() => throw new InvalidOperationException("a handler's bug"));
         Loop.Execute(() => after.TrySetResult());
 
-        await after.Task.WaitAsync(Timeout);
+        await Poll.Within(after.Task);
     }
 
     [Fact]
@@ -242,9 +243,9 @@ public sealed class ThreadPoolEventLoopTests(ITestOutputHelper output) : IAsyncL
             var isDefault = TaskScheduler.Current == TaskScheduler.Default;
             gate.Task.ContinueWith(_ => seen.TrySetResult((isDefault, Loop.InEventLoop)));
         });
-        await Task.Run(() => gate.SetResult()).WaitAsync(Timeout);
+        await Poll.Within(Task.Run(() => gate.SetResult()));
 
-        var (defaultScheduler, continuationInLoop) = await seen.Task.WaitAsync(Timeout);
+        var (defaultScheduler, continuationInLoop) = await Poll.Within(seen.Task);
         Assert.False(defaultScheduler);
         Assert.True(continuationInLoop);
         Assert.Equal(TaskScheduler.Default, TaskScheduler.Current);
@@ -272,7 +273,7 @@ public sealed class ThreadPoolEventLoopTests(ITestOutputHelper output) : IAsyncL
 
         var turnsBefore = loop.Turns;
         release.SetResult();
-        await done.Task.WaitAsync(Timeout);
+        await Poll.Within(done.Task);
 
         Assert.InRange(loop.Turns - turnsBefore, 3, 5);
         // No turn ran more than its share, and the queue filled some turn to it.

@@ -18,8 +18,6 @@ namespace FlushBatching.Akka.Tests;
 /// </summary>
 public abstract class TransportSpiSuite : IAsyncLifetime
 {
-    private static readonly TimeSpan ShutdownTimeout = TimeSpan.FromSeconds(30);
-
     private readonly List<Transport> _transports = [];
     private ActorSystem _system = null!;
 
@@ -43,10 +41,10 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         // Bounded, so a shutdown that never ends fails this test instead of hanging the run.
         foreach (var transport in _transports)
         {
-            await transport.Shutdown().WaitAsync(ShutdownTimeout);
+            await Poll.Within(transport.Shutdown());
         }
 
-        await _system.Terminate().WaitAsync(ShutdownTimeout);
+        await Poll.Within(_system.Terminate());
     }
 
     [Fact]
@@ -254,7 +252,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         var outbound = Assert.Single(opened.ObserveSeries(FlushBatchingTransport.PeerUnsentInstrument));
         Assert.Equal(serverAddress.Port, outbound.Tags[FlushBatchingTransport.PeerPortTag]);
 
-        Assert.True(await client.Shutdown().WaitAsync(ShutdownTimeout));
+        Assert.True(await Poll.Within(client.Shutdown()));
         await Poll.Until(() => accepted.ObserveSeries(FlushBatchingTransport.PeerUnsentInstrument).Count == 0, "every inbound series to end");
         Assert.Empty(opened.ObserveSeries(FlushBatchingTransport.PeerUnsentInstrument));
     }
@@ -270,7 +268,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         var second = server.Shutdown();
 
         Assert.Same(first, second);
-        Assert.True(await first.WaitAsync(ShutdownTimeout));
+        Assert.True(await Poll.Within(first));
     }
 
     [Fact]
@@ -393,7 +391,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
             Assert.True(accepted < 10_000, "Write never refused although the peer reads nothing");
         }
 
-        Assert.False(await client.Shutdown().WaitAsync(ShutdownTimeout), "a shutdown that dropped unsent frames reported itself clean");
+        Assert.False(await Poll.Within(client.Shutdown()), "a shutdown that dropped unsent frames reported itself clean");
         await RawPeer.ClosedByTheOtherEndWithin(peer, TimeSpan.FromSeconds(20), "the aborted connection's socket");
         var line = await ShutdownLine();
         Assert.Matches(@"0 connection\(s\) closed, 1 aborted after 500ms with [1-9][\d]* bytes unsent", line);
@@ -411,7 +409,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         }
         finally
         {
-            await system.Terminate().WaitAsync(ShutdownTimeout);
+            await Poll.Within(system.Terminate());
         }
     }
 
@@ -444,7 +442,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
 #pragma warning disable CS0618 // Akka.Remote's SPI: the overload with a reason calls this one.
             outbound.Disassociate();
 #pragma warning restore CS0618
-            await connection.Completion.WaitAsync(TimeSpan.FromSeconds(10));
+            await Poll.Within(connection.Completion);
             await Poll.Until(
                 () => CollectingLogger.For(system).Any(e => e.LogLevel() == LogLevel.WarningLevel && e.ToString()!.Contains("was aborted after 0ms (akka.remote.flush-wait-on-shutdown)")),
                 "the WARNING that the close was aborted at once");
@@ -453,10 +451,10 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         {
             foreach (var transport in transports)
             {
-                await transport.Shutdown().WaitAsync(ShutdownTimeout);
+                await Poll.Within(transport.Shutdown());
             }
 
-            await system.Terminate().WaitAsync(ShutdownTimeout);
+            await Poll.Within(system.Terminate());
         }
     }
 
@@ -471,7 +469,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
 
         // The one connection open, closed within the grace, or (on a machine too slow for 500ms) aborted with nothing
         // left: clean either way. A connection the transport did not track would count in neither.
-        Assert.True(await client.Shutdown().WaitAsync(ShutdownTimeout));
+        Assert.True(await Poll.Within(client.Shutdown()));
         Assert.Matches(@"(1 connection\(s\) closed, 0 aborted|0 connection\(s\) closed, 1 aborted) after 500ms with 0 bytes unsent", await ShutdownLine());
     }
 

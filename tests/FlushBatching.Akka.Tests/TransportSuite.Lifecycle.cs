@@ -30,10 +30,10 @@ public abstract partial class TransportSuite
         var removedAtSecond = new TaskCompletionSource<Address>(TaskCreationOptions.RunContinuationsAsynchronously);
         first.System.ActorOf(Props.Create(() => new MemberRemovedProbe(third.Address, removedAtFirst)));
         second.System.ActorOf(Props.Create(() => new MemberRemovedProbe(third.Address, removedAtSecond)));
-        await Cluster.Get(third.System).LeaveAsync().WaitAsync(TimeSpan.FromSeconds(60));
+        await Poll.Within(Cluster.Get(third.System).LeaveAsync(), patience: TimeSpan.FromSeconds(60));
 
-        Assert.Equal(third.Address, await removedAtFirst.Task.WaitAsync(TimeSpan.FromSeconds(60)));
-        Assert.Equal(third.Address, await removedAtSecond.Task.WaitAsync(TimeSpan.FromSeconds(60)));
+        Assert.Equal(third.Address, await Poll.Within(removedAtFirst.Task, patience: TimeSpan.FromSeconds(60)));
+        Assert.Equal(third.Address, await Poll.Within(removedAtSecond.Task, patience: TimeSpan.FromSeconds(60)));
     }
 
     [LinuxFact("counts /proc/self/fd")]

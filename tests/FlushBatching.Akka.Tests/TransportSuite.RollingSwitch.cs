@@ -46,7 +46,7 @@ public abstract partial class TransportSuite
             foreach (var (index, transportClass) in new[] { 0, 1, 2 }.Select(i => (i, TransportClass)).Concat(new[] { 2, 1, 0 }.Select(i => (i, Node.Stock))))
             {
                 var what = $"node {index} switched to {transportClass.Split(',')[0]}";
-                await Cluster.Get(nodes[index]!.System).LeaveAsync().WaitAsync(TimeSpan.FromSeconds(30));
+                await Poll.Within(Cluster.Get(nodes[index]!.System).LeaveAsync());
                 await nodes[index]!.DisposeAsync();
                 nodes[index] = StartRollingNode(index, transportClass, ports, traffic, ++incarnations[index]);
                 await AllUp(nodes, what);

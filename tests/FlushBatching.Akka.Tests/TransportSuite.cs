@@ -109,7 +109,7 @@ public abstract partial class TransportSuite
         var terminated = new TaskCompletionSource<Terminated>(TaskCreationOptions.RunContinuationsAsynchronously);
         a.System.ActorOf(Props.Create(() => new Watcher(echo, terminated)));
         echo.Tell(PoisonPill.Instance);
-        Assert.Equal(echo, (await terminated.Task.WaitAsync(TimeSpan.FromSeconds(20))).ActorRef);
+        Assert.Equal(echo, (await Poll.Within(terminated.Task)).ActorRef);
     }
 
     [Theory]
@@ -180,6 +180,6 @@ public abstract partial class TransportSuite
             receiver.Tell(payloads.Create(i));
         }
 
-        Assert.Equal(payloads.Count, await done.Task.WaitAsync(TimeSpan.FromSeconds(120)));
+        Assert.Equal(payloads.Count, await Poll.Within(done.Task, patience: TimeSpan.FromSeconds(120)));
     }
 }

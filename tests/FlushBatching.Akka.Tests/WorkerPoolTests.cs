@@ -2,6 +2,7 @@ using System.Net;
 using Akka.Actor;
 using Akka.Configuration;
 using FlushBatching.Tcp;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;
 
@@ -60,7 +61,7 @@ public sealed class WorkerPoolTests
             var onPoolThread = new TaskCompletionSource<bool>();
             outbound.EventLoop.Execute(() => onPoolThread.SetResult(Thread.CurrentThread.IsThreadPoolThread));
 
-            Assert.Equal(!ownThreads, await onPoolThread.Task.WaitAsync(TimeSpan.FromSeconds(10)));
+            Assert.Equal(!ownThreads, await Poll.Within(onPoolThread.Task));
             Assert.Contains(ownThreads ? "event-loop = dedicated" : "event-loop = thread-pool", ((IConnectionStack)stack).Description);
         }
         finally

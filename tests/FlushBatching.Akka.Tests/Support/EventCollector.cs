@@ -1,5 +1,6 @@
 using System.Threading.Channels;
 using Akka.Remote.Transport;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests.Support;
 
@@ -15,7 +16,7 @@ public sealed class EventCollector : IAssociationEventListener, IHandleEventList
     /// <summary>The next event, which must be a <typeparamref name="T"/>, within 20 seconds.</summary>
     public async Task<T> Next<T>()
     {
-        var next = await _events.Reader.ReadAsync().AsTask().WaitAsync(TimeSpan.FromSeconds(20));
+        var next = await Poll.Within(_events.Reader.ReadAsync().AsTask());
         return next is T expected ? expected : throw new InvalidOperationException($"Expected {typeof(T).Name}, got {next}.");
     }
 

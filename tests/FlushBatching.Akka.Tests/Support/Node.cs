@@ -1,6 +1,7 @@
 using Akka.Actor;
 using Akka.Configuration;
 using Akka.Event;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests.Support;
 
@@ -59,5 +60,5 @@ public sealed class Node : IAsyncDisposable
     public Task<IActorRef> Resolve(Node from, string path) =>
         from.System.ActorSelection(new RootActorPath(Address) / "user" / path).ResolveOne(TimeSpan.FromSeconds(10));
 
-    public async ValueTask DisposeAsync() => await System.Terminate().WaitAsync(TimeSpan.FromSeconds(30));
+    public async ValueTask DisposeAsync() => await Poll.Within(System.Terminate());
 }

@@ -80,5 +80,5 @@ public sealed class FrameCollector : IFrameHandler
     });
 
     /// <summary>Waits for the connection's end and returns its reason; fails the test after <see cref="Patience"/>.</summary>
-    public async Task<Exception?> WaitClosedAsync() => await Closed.WaitAsync(Patience);
+    public async Task<Exception?> WaitClosedAsync() => await Poll.Within(Closed);
 }

@@ -58,7 +58,7 @@ public sealed class Loopback : IAsyncDisposable
     });
 
     /// <summary>Waits until the listener has rejected a connection, and returns the first reason.</summary>
-    public Task<Exception> WaitRejectedAsync() => _firstRejected.Task.WaitAsync(FrameCollector.Patience);
+    public Task<Exception> WaitRejectedAsync() => Poll.Within(_firstRejected.Task);
 
     public async ValueTask DisposeAsync()
     {

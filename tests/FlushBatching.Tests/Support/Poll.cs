@@ -1,3 +1,5 @@
+using System.Runtime.CompilerServices;
+
 namespace FlushBatching.Tests.Support;
 
 /// <summary>
@@ -30,24 +32,27 @@ public static class Poll
 
     /// <summary>
     /// Returns once <paramref name="task"/> completes, with its outcome; throws a <see cref="TimeoutException"/> naming
-    /// <paramref name="what"/> after <see cref="Patience"/>: an await that would otherwise hang the test run.
+    /// <paramref name="what"/> (the awaited expression if not given) after <paramref name="patience"/>,
+    /// <see cref="Patience"/> if not given: an await that would otherwise hang the test run, and fail it without a word
+    /// of what it waited for.
     /// </summary>
-    public static async Task Within(Task task, string what)
+    public static async Task Within(Task task, [CallerArgumentExpression(nameof(task))] string what = "", TimeSpan? patience = null)
     {
+        var bound = patience ?? Patience;
         try
         {
-            await task.WaitAsync(Patience);
+            await task.WaitAsync(bound);
         }
         catch (TimeoutException) when (!task.IsCompleted)
         {
-            throw new TimeoutException($"Waited {Patience.TotalSeconds:0.#}s for {what}.");
+            throw new TimeoutException($"Waited {bound.TotalSeconds:0.#}s for {what}.");
         }
     }
 
-    /// <inheritdoc cref="Within(Task, string)"/>
-    public static async Task<T> Within<T>(Task<T> task, string what)
+    /// <inheritdoc cref="Within(Task, string, TimeSpan?)"/>
+    public static async Task<T> Within<T>(Task<T> task, [CallerArgumentExpression(nameof(task))] string what = "", TimeSpan? patience = null)
     {
-        await Within((Task)task, what);
+        await Within((Task)task, what, patience);
         return await task;
     }
 }

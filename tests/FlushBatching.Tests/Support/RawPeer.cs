@@ -38,7 +38,7 @@ public static class RawPeer
     public static async Task<Socket> ConnectAsync(IPEndPoint endpoint)
     {
         var raw = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
-        await raw.ConnectAsync(endpoint).WaitAsync(TimeSpan.FromSeconds(20));
+        await Poll.Within(raw.ConnectAsync(endpoint));
         return raw;
     }
 

@@ -41,7 +41,7 @@ public class BackPressureTests
         Assert.False(whenWritable.IsCompleted);
 
         gate.Set();
-        await whenWritable.WaitAsync(FrameCollector.Patience);
+        await Poll.Within(whenWritable);
         Assert.True(client.UnsentBytes <= low);
         Assert.True(client.TryWrite(payload));
         accepted++;

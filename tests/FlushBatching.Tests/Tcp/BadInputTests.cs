@@ -58,7 +58,7 @@ public sealed class BadInputTests : IAsyncLifetime
 
         var reason = await received.WaitClosedAsync();
         Assert.Equal(1, received.ClosedCalls);
-        await server.Completion.WaitAsync(FrameCollector.Patience);
+        await Poll.Within(server.Completion);
         await AssertGoodConnectionStillWorksAsync();
         return reason;
     }

@@ -27,7 +27,7 @@ public class CloseTests
         Assert.Equal(rentedBeforeRefusal, _pool.Rented);
         _scheduler.RunAll();
 
-        await closing.WaitAsync(FrameCollector.Patience);
+        await Poll.Within(closing);
         Assert.Null(await received.WaitClosedAsync());
         Assert.Equal(Enumerable.Range(0, 1000).Select(BitConverter.GetBytes), received.Frames);
         Assert.Equal(1, received.ClosedCalls);
@@ -48,9 +48,9 @@ public class CloseTests
         }
 
         client.Abort();
-        await client.Completion.WaitAsync(FrameCollector.Patience);
+        await Poll.Within(client.Completion);
         await received.WaitClosedAsync();
-        await server.Completion.WaitAsync(FrameCollector.Patience);
+        await Poll.Within(server.Completion);
 
         Assert.Empty(received.Frames);
         Assert.Equal(1, received.ClosedCalls);
@@ -68,7 +68,7 @@ public class CloseTests
             client.TryWrite(BitConverter.GetBytes(i));
         }
 
-        await client.CloseAsync().WaitAsync(FrameCollector.Patience);
+        await Poll.Within(client.CloseAsync());
         var received = new FrameCollector();
         server.Start(received);
 
@@ -91,6 +91,6 @@ public class CloseTests
         var reason = await received.WaitClosedAsync();
         Assert.Equal("handler failed", Assert.IsType<InvalidOperationException>(reason).Message);
         await atClient.WaitClosedAsync();
-        await client.Completion.WaitAsync(FrameCollector.Patience);
+        await Poll.Within(client.Completion);
     }
 }

@@ -73,17 +73,17 @@ public class ConcurrentWriteTests(ITestOutputHelper output)
             }
         }))).ToArray();
 
-        await Task.WhenAll(checkers.Select(c => c.Done)).WaitAsync(TimeSpan.FromMinutes(3));
+        await Poll.Within(Task.WhenAll(checkers.Select(c => c.Done)), patience: TimeSpan.FromMinutes(3));
         foreach (var checker in checkers)
         {
             Assert.Null(checker.Error);
             Assert.Equal(FramesPerSide, checker.Received);
         }
 
-        await Task.WhenAll(writers).WaitAsync(FrameCollector.Patience);
+        await Poll.Within(Task.WhenAll(writers));
 
         await client.CloseAsync();
-        await server.Completion.WaitAsync(FrameCollector.Patience);
+        await Poll.Within(server.Completion);
         pool.AssertAllReturned();
     }
 

@@ -42,7 +42,7 @@ public sealed class ConnectionLifecycleTests
 
         server.Start(new FrameCollector());
 
-        await client.CloseAsync().WaitAsync(FrameCollector.Patience);
+        await Poll.Within(client.CloseAsync());
         Assert.Null(client.CloseReason);
         Assert.Equal(0, _clock.ArmedTimers);
         if (reading)
@@ -64,7 +64,7 @@ public sealed class ConnectionLifecycleTests
         Assert.False(closing.IsCompleted, "the close ended before the peer ended its side or the bound passed");
 
         _clock.Advance(ConnectionSettings.Default.CloseTimeout);
-        await closing.WaitAsync(FrameCollector.Patience);
+        await Poll.Within(closing);
         Assert.Null(client.CloseReason);
     }
 
@@ -86,7 +86,7 @@ public sealed class ConnectionLifecycleTests
 
         var closing = client.CloseAsync();
         _clock.Advance(ConnectionSettings.Default.CloseTimeout);
-        await closing.WaitAsync(FrameCollector.Patience);
+        await Poll.Within(closing);
 
         var e = Assert.IsType<TimeoutException>(await atClient.WaitClosedAsync());
         Assert.Same(e, client.CloseReason);
@@ -106,7 +106,7 @@ public sealed class ConnectionLifecycleTests
         peer.LingerState = new LingerOption(true, 0); // closing now sends a reset
         peer.Close();
 
-        await server.Completion.WaitAsync(FrameCollector.Patience);
+        await Poll.Within(server.Completion);
         Assert.Equal(SocketError.ConnectionReset, Assert.IsType<SocketException>(server.CloseReason).SocketErrorCode);
     }
 
@@ -136,7 +136,7 @@ public sealed class ConnectionLifecycleTests
         await Task.Delay(100);
         peer.Close(); // our frames unread in it: the kernel resets the connection
 
-        var ended = await Record.ExceptionAsync(() => client.Completion.WaitAsync(FrameCollector.Patience));
+        var ended = await Record.ExceptionAsync(() => Poll.Within(client.Completion));
         client.Abort();
         Assert.Null(ended);
         Assert.True(client.CloseReason is SocketException or IOException, $"ended by {client.CloseReason?.ToString() ?? "nothing"}");
@@ -161,7 +161,7 @@ public sealed class ConnectionLifecycleTests
             SendStall.Seen(() => client.UnsentBytes, written: 128L * frame.Length, sentMoreThan: 1024 * 1024),
             "the client's sending to stall on a full server pipe");
         server.Abort();
-        await server.Completion.WaitAsync(FrameCollector.Patience);
+        await Poll.Within(server.Completion);
     }
 
     [Fact]

@@ -1,6 +1,7 @@
 using System.Threading.Channels;
 using FlushBatching.Tcp;
 using Microsoft.Extensions.Time.Testing;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Tests.Tcp;
 
@@ -25,7 +26,7 @@ public sealed class FrameReceiverTests
         Assert.True(await _io.NextReceiveLength() > 0);
         _io.Answer(0); // the peer closed its side
 
-        Assert.Null(await receiving.WaitAsync(TimeSpan.FromSeconds(10)));
+        Assert.Null(await Poll.Within(receiving));
     }
 
     [Fact]
@@ -48,7 +49,7 @@ public sealed class FrameReceiverTests
         Assert.True(await _io.NextReceiveLength() > 0); // these came at once: busy again
         _io.Answer(0);
 
-        Assert.Null(await receiving.WaitAsync(TimeSpan.FromSeconds(10)));
+        Assert.Null(await Poll.Within(receiving));
     }
 
     // Each receive waits until the test answers it with a count; the test first reads how large its buffer was.
@@ -59,7 +60,7 @@ public sealed class FrameReceiverTests
 
         public async Task<int> NextReceiveLength()
         {
-            var (length, answer) = await _receives.Reader.ReadAsync().AsTask().WaitAsync(TimeSpan.FromSeconds(10));
+            var (length, answer) = await Poll.Within(_receives.Reader.ReadAsync().AsTask());
             _pending = answer;
             return length;
         }

@@ -165,6 +165,6 @@ public sealed class FrameSenderTests : IDisposable
             scheduler?.RunAll();
         }
 
-        await sending.WaitAsync(FrameCollector.Patience);
+        await Poll.Within(sending);
     }
 }

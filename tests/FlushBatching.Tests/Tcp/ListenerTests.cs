@@ -112,7 +112,7 @@ public sealed class ListenerTests : IDisposable
         await client.SendAsync(HelloStart);
         await Poll.Until(() => listener.SettingUp == 1, "the second handshake under way");
 
-        await listener.DisposeAsync().AsTask().WaitAsync(FrameCollector.Patience);
+        await Poll.Within(listener.DisposeAsync().AsTask());
 
         // Ended before the stop returned: reported as dropped by the stop (not as a time-out), not announced, and closed.
         Assert.Equal(0, listener.SettingUp);

@@ -80,7 +80,7 @@ public class RandomizedSequenceTests(ITestOutputHelper output)
 
         var closing = client.CloseAsync();
         scheduler.RunAll();
-        await closing.WaitAsync(FrameCollector.Patience);
+        await Poll.Within(closing);
         Assert.Null(await received.WaitClosedAsync());
 
         // The frames arrived as written: in one order, which keeps each producer's order, byte for byte.

@@ -74,14 +74,14 @@ public sealed class SendPathModelTests
             sender.WakeToStop();
         });
 
-        await Task.WhenAll(writing).WaitAsync(FrameCollector.Patience);
-        await aborting.WaitAsync(FrameCollector.Patience);
+        await Poll.Within(Task.WhenAll(writing));
+        await Poll.Within(aborting);
         if (queue.RequestClose(out var wakeToClose) && wakeToClose)
         {
             sender.Wake();
         }
 
-        await sending.WaitAsync(FrameCollector.Patience);
+        await Poll.Within(sending);
         pool.AssertAllReturned();
 
         var next = new int[writers.Length];

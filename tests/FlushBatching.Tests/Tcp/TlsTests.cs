@@ -37,7 +37,7 @@ public sealed class TlsTests : IDisposable
         Assert.Equal(frames, atServer.Frames);
         Assert.Equal(frames, atClient.Frames);
 
-        await client.CloseAsync().WaitAsync(FrameCollector.Patience);
+        await Poll.Within(client.CloseAsync());
         Assert.Null(await atServer.WaitClosedAsync());
     }
 
