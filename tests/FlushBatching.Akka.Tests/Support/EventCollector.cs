@@ -13,7 +13,7 @@ public sealed class EventCollector : IAssociationEventListener, IHandleEventList
 
     public void Notify(IHandleEvent ev) => _events.Writer.TryWrite(ev);
 
-    /// <summary>The next event, which must be a <typeparamref name="T"/>, within 20 seconds.</summary>
+    /// <summary>The next event, which must be a <typeparamref name="T"/>, within <see cref="Poll.Patience"/>.</summary>
     public async Task<T> Next<T>()
     {
         var next = await Poll.Within(_events.Reader.ReadAsync().AsTask());
