@@ -37,7 +37,7 @@ public abstract partial class ConnectionStackSuite
         Assert.IsType<TimeoutException>(rejected);
         Assert.Contains(SettingKeys.ConnectTimeout, rejected.Message);
 
-        var patient = settings.WithConnectTimeout(Timeout);
+        var patient = settings.WithConnectTimeout(Poll.Patience);
         var client = await Poll.Within(Stack(patient).ConnectAsync(endpoint, patient));
         var server = await Poll.Within(_inbound.Reader.ReadAsync().AsTask());
         var received = new Receiver();
@@ -263,7 +263,7 @@ public abstract partial class ConnectionStackSuite
     // A connect to the listener, and the connection it made there, accepted. On a loaded machine a connect can give up at
     // its bound before its channel is even made; the connector closes that channel, unconnected, once it is made, and
     // nothing reaches the listener (seen in looped runs under heavy load, on both loop kinds). Such an attempt must have
-    // failed with the stack's own connect-timeout error, and another is made, up to three in all. Past Timeout with
+    // failed with the stack's own connect-timeout error, and another is made, up to three in all. Past Poll.Patience with
     // nothing accepted and no such failure, or on the third attempt, the failure says what the connect and the thread
     // pool were doing.
     private async Task<(Task<ITransportConnection> Connecting, Socket Accepted)> ConnectedToListener(Socket listener, ConnectionSettings settings, string what)
@@ -273,14 +273,14 @@ public abstract partial class ConnectionStackSuite
         for (var attempt = 1; ; attempt++)
         {
             var connecting = Stack(settings).ConnectAsync(endpoint, settings);
-            if (await Task.WhenAny(accepting, Task.Delay(Timeout)) == accepting)
+            if (await Task.WhenAny(accepting, Task.Delay(Poll.Patience)) == accepting)
             {
                 return (connecting, await accepting);
             }
 
             var gaveUpUnmade = connecting.Exception?.GetBaseException() is TimeoutException timeout && timeout.Message.Contains(SettingKeys.ConnectTimeout);
             Assert.True(gaveUpUnmade && attempt < 3,
-                $"{what}: no connection reached the listener in {Timeout.TotalSeconds} s (attempt {attempt}); the connect is {connecting.Status} " +
+                $"{what}: no connection reached the listener in {Poll.Patience.TotalSeconds} s (attempt {attempt}); the connect is {connecting.Status} " +
                 $"({connecting.Exception?.GetBaseException().Message}); thread pool: {ThreadPool.ThreadCount} threads, " +
                 $"{ThreadPool.PendingWorkItemCount} items queued, {ThreadPool.CompletedWorkItemCount} done; sockets on :{endpoint.Port}: {ProcessSockets.Describe(endpoint.Port)}");
         }

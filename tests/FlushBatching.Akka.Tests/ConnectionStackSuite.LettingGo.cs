@@ -169,7 +169,7 @@ public abstract partial class ConnectionStackSuite
         while (client.TryWrite(payload))
         {
             accepted += payload.Length;
-            Assert.True(deadline.Elapsed < Timeout, $"{accepted:N0} bytes accepted and none refused, by a peer that reads nothing");
+            Assert.True(deadline.Elapsed < Poll.Patience, $"{accepted:N0} bytes accepted and none refused, by a peer that reads nothing");
             if (accepted % (1 << 20) == 0)
             {
                 await Task.Delay(1);

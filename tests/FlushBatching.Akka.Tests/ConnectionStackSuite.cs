@@ -19,8 +19,6 @@ namespace FlushBatching.Akka.Tests;
 /// </summary>
 public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : IAsyncLifetime
 {
-    private protected static readonly TimeSpan Timeout = TimeSpan.FromSeconds(20);
-
     private readonly List<IConnectionStack> _stacks = [];
     private readonly Channel<ITransportConnection> _inbound = Channel.CreateUnbounded<ITransportConnection>();
     private readonly Channel<Exception> _rejected = Channel.CreateUnbounded<Exception>();

@@ -137,8 +137,8 @@ public abstract class DotNettyConnectionStackTests(ITestOutputHelper output) : C
         await Poll.Within(inboundStack.StopAsync());
 
         await Poll.Within(Task.WhenAll(outbound.Completion, inbound.Completion));
-        await RawPeer.ClosedByTheOtherEndWithin(outboundPeer, Timeout, "the outbound connection's socket");
-        await RawPeer.ClosedByTheOtherEndWithin(inboundPeer, Timeout, "the inbound connection's socket");
+        await RawPeer.ClosedByTheOtherEndWithin(outboundPeer, Poll.Patience, "the outbound connection's socket");
+        await RawPeer.ClosedByTheOtherEndWithin(inboundPeer, Poll.Patience, "the inbound connection's socket");
     }
 
     [Fact]

@@ -319,7 +319,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         var (peer, _, events) = await InboundFromRawPeer("connection-timeout = 300ms");
         using var _ = peer;
 
-        await RawPeer.ClosedByTheOtherEndWithin(peer, TimeSpan.FromSeconds(20), "the silent peer's connection to be closed");
+        await RawPeer.ClosedByTheOtherEndWithin(peer, Poll.Patience, "the silent peer's connection to be closed");
         await events.Next<Disassociated>();
         await Poll.Until(() => WarningsLogged("dropped an inbound connection", "sent no frame within 300ms (connection-timeout)") == 1, "one WARNING for the silent peer");
         Assert.DoesNotContain(Logs, e => e.ToString()!.Contains("Association [")); // the setup line only, no disassociation line
@@ -372,7 +372,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         handle.Disassociate();
 #pragma warning restore CS0618
 
-        await RawPeer.ClosedByTheOtherEndWithin(peer, TimeSpan.FromSeconds(20), "the closed association's socket");
+        await RawPeer.ClosedByTheOtherEndWithin(peer, Poll.Patience, "the closed association's socket");
         await Poll.Until(() => WarningsLogged("sent no frame before Akka.Remote closed it") == 1, "one WARNING for the unheard peer");
     }
 
@@ -392,7 +392,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         }
 
         Assert.False(await Poll.Within(client.Shutdown()), "a shutdown that dropped unsent frames reported itself clean");
-        await RawPeer.ClosedByTheOtherEndWithin(peer, TimeSpan.FromSeconds(20), "the aborted connection's socket");
+        await RawPeer.ClosedByTheOtherEndWithin(peer, Poll.Patience, "the aborted connection's socket");
         var line = await ShutdownLine();
         Assert.Matches(@"0 connection\(s\) closed, 1 aborted after 500ms with [1-9][\d]* bytes unsent", line);
     }

@@ -10,8 +10,6 @@ public sealed class FrameCollector : IFrameHandler
     private readonly TaskCompletionSource<Exception?> _closed = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private int _closedCalls;
 
-    public static readonly TimeSpan Patience = Poll.Patience;
-
     public int ClosedCalls => Volatile.Read(ref _closedCalls);
 
     public Task<Exception?> Closed => _closed.Task;
@@ -62,10 +60,10 @@ public sealed class FrameCollector : IFrameHandler
         _closed.TrySetResult(reason);
     }
 
-    /// <summary>Waits until <paramref name="count"/> frames have arrived; fails the test after <see cref="Patience"/>.</summary>
+    /// <summary>Waits until <paramref name="count"/> frames have arrived; fails the test after <see cref="Poll.Patience"/>.</summary>
     public Task WaitForCountAsync(int count) => Task.Run(() =>
     {
-        var deadline = DateTime.UtcNow + Patience;
+        var deadline = DateTime.UtcNow + Poll.Patience;
         lock (_frames)
         {
             while (_frames.Count < count)
@@ -73,12 +71,12 @@ public sealed class FrameCollector : IFrameHandler
                 var left = deadline - DateTime.UtcNow;
                 if (left <= TimeSpan.Zero || !Monitor.Wait(_frames, left))
                 {
-                    Assert.Fail($"Only {_frames.Count} of {count} frames arrived within {Patience}.");
+                    Assert.Fail($"Only {_frames.Count} of {count} frames arrived within {Poll.Patience}.");
                 }
             }
         }
     });
 
-    /// <summary>Waits for the connection's end and returns its reason; fails the test after <see cref="Patience"/>.</summary>
+    /// <summary>Waits for the connection's end and returns its reason; fails the test after <see cref="Poll.Patience"/>.</summary>
     public async Task<Exception?> WaitClosedAsync() => await Poll.Within(Closed);
 }

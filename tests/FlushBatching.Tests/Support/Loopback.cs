@@ -44,9 +44,9 @@ public sealed class Loopback : IAsyncDisposable
 
     public Task<FramedConnection> AcceptAsync() => Task.Run(() =>
     {
-        if (!_accepted.TryTake(out var server, FrameCollector.Patience))
+        if (!_accepted.TryTake(out var server, Poll.Patience))
         {
-            Assert.Fail($"No connection was accepted within {FrameCollector.Patience}; rejected: {string.Join("; ", _rejected.Select(e => e.Message))}");
+            Assert.Fail($"No connection was accepted within {Poll.Patience}; rejected: {string.Join("; ", _rejected.Select(e => e.Message))}");
         }
 
         lock (_owned)

@@ -56,7 +56,7 @@ public class BackPressureTests
 
         public void OnFrame(FramedConnection connection, ReadOnlySequence<byte> payload)
         {
-            gate.Wait(FrameCollector.Patience);
+            gate.Wait(Poll.Patience);
             _inner.OnFrame(connection, payload);
         }
 

@@ -34,7 +34,7 @@ public class ConnectorTests
 
         // The connector gave up, so its socket is closed: the peer is not left holding a connection nobody will use.
         using var accepted = await silent.AcceptAsync();
-        await RawPeer.ClosedByTheOtherEndWithin(accepted, FrameCollector.Patience, "the other end to close the connection");
+        await RawPeer.ClosedByTheOtherEndWithin(accepted, Poll.Patience, "the other end to close the connection");
     }
 
     [Fact]
@@ -48,7 +48,7 @@ public class ConnectorTests
 
         // The caller's own cancellation, not a time-out: connection-timeout (15 s) is far off.
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => connecting);
-        await RawPeer.ClosedByTheOtherEndWithin(accepted, FrameCollector.Patience, "the other end to close the connection");
+        await RawPeer.ClosedByTheOtherEndWithin(accepted, Poll.Patience, "the other end to close the connection");
     }
 
     [Fact]
@@ -70,7 +70,7 @@ public class ConnectorTests
             await Record.ExceptionAsync(() => serving);
         }
 
-        await RawPeer.ClosedByTheOtherEndWithin(accepted, FrameCollector.Patience, "the other end to close the connection");
+        await RawPeer.ClosedByTheOtherEndWithin(accepted, Poll.Patience, "the other end to close the connection");
     }
 
     [Fact]

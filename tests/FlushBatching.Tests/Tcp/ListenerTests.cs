@@ -59,7 +59,7 @@ public sealed class ListenerTests : IDisposable
         await using var listener = Start(WithTls(TimeSpan.FromMilliseconds(300)));
         using var client = await RawPeer.ConnectAsync(listener.LocalEndPoint);
 
-        await RawPeer.ClosedByTheOtherEndWithin(client, FrameCollector.Patience, "the other end to close the connection");
+        await RawPeer.ClosedByTheOtherEndWithin(client, Poll.Patience, "the other end to close the connection");
         await Poll.Until(() => !_rejected.IsEmpty, "the set-up reported");
         var e = Assert.IsType<TimeoutException>(Assert.Single(_rejected));
         Assert.Contains($"to {listener.LocalEndPoint}", e.Message);
@@ -75,7 +75,7 @@ public sealed class ListenerTests : IDisposable
         using var client = await RawPeer.ConnectAsync(listener.LocalEndPoint);
         await client.SendAsync("GET / HTTP/1.1\r\n\r\n"u8.ToArray());
 
-        await RawPeer.ClosedByTheOtherEndWithin(client, FrameCollector.Patience, "the other end to close the connection");
+        await RawPeer.ClosedByTheOtherEndWithin(client, Poll.Patience, "the other end to close the connection");
         await Poll.Until(() => !_rejected.IsEmpty, "the set-up reported");
         var e = Assert.IsType<IOException>(Assert.Single(_rejected));
         Assert.Contains("dropped while setting up", e.Message);
@@ -90,7 +90,7 @@ public sealed class ListenerTests : IDisposable
             _ => throw new InvalidOperationException("the owner is full"), _rejected.Enqueue);
 
         // The listener resets the connection at once, which can fail this side's connect before it completes.
-        await RawPeer.ConnectAndAwaitCloseAsync(listener.LocalEndPoint, FrameCollector.Patience, "the other end to close the connection");
+        await RawPeer.ConnectAndAwaitCloseAsync(listener.LocalEndPoint, Poll.Patience, "the other end to close the connection");
         await Poll.Until(() => !_rejected.IsEmpty, "the set-up reported");
         var e = Assert.IsType<IOException>(Assert.Single(_rejected));
         Assert.Contains("the owner is full", e.Message);
@@ -118,7 +118,7 @@ public sealed class ListenerTests : IDisposable
         Assert.Equal(0, listener.SettingUp);
         Assert.Contains("dropped while setting up", Assert.IsType<IOException>(Assert.Single(_rejected)).Message);
         Assert.Single(_announced);
-        await RawPeer.ClosedByTheOtherEndWithin(client, FrameCollector.Patience, "the other end to close the connection");
+        await RawPeer.ClosedByTheOtherEndWithin(client, Poll.Patience, "the other end to close the connection");
         await _announced.Single().DisposeAsync();
     }
 
