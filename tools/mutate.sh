@@ -13,8 +13,11 @@
 #
 # Writes Stryker's JSON and HTML reports under artifacts/mutation/GROUP/ and prints, per file, the mutants killed,
 # survived, timed out and not covered, the score, and every survivor with its line; each report names the commit it
-# scored (artifacts/mutation/GROUP/commit). CONCURRENCY (2) sets Stryker's. Needs dotnet-stryker 5.1.0 (installed under
-# artifacts/tools when missing).
+# scored (artifacts/mutation/GROUP/commit). CONCURRENCY (2) sets Stryker's. HANG_MS sets the milliseconds Stryker adds
+# to a mutant's expected test time before it calls the mutant a time-out (Stryker's additional-timeout, 5000 unless
+# set): with HANG_MS=40000, past the tests' own bound on every await (Poll.Patience, 30 s), a mutant reported as a
+# time-out is one no test's bounded wait noticed, and one a bounded wait caught counts as killed. Needs
+# dotnet-stryker 5.1.0 (installed under artifacts/tools when missing).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools=$root/artifacts/tools
@@ -72,12 +75,13 @@ for group in "${groups[@]}"; do
   rm -rf "$out"
   mkdir -p "$out"
   git -C "$root" rev-parse --short HEAD >"$out/commit"
+  printf '{ "stryker-config": { "additional-timeout": %d } }\n' "${HANG_MS:-5000}" >"$out/stryker-config.json"
   mutates=()
   IFS=',' read -ra globs <<<"$mutate"
   for glob in "${globs[@]}"; do mutates+=(--mutate "$glob"); done
   echo "== $group: $mutate, tests: $filter"
   (cd "$root/tests/$tests" && "$root/tools/isolated.sh" "$tools/dotnet-stryker" --project "$project" "${mutates[@]}" --test-case-filter "$filter" \
-    --configuration Release --concurrency "${CONCURRENCY:-2}" --reporter Json --reporter Html --reporter Progress \
+    --config-file "$out/stryker-config.json" --configuration Release --concurrency "${CONCURRENCY:-2}" --reporter Json --reporter Html --reporter Progress \
     --output "$out" --skip-version-check --break-on-initial-test-failure >"$out/stryker.log" 2>&1) ||
     { tail -30 "$out/stryker.log" >&2; echo "error: stryker failed on $group (log: $out/stryker.log)" >&2; exit 1; }
   python3 - "$root" "$out"/reports/mutation-report.json <<'PY'
