@@ -88,6 +88,23 @@ public sealed class FrameWriteQueueTests
     }
 
     [Fact]
+    public void With_the_marks_unset_a_backlog_taken_and_sent_in_one_send_is_measured_from_the_write_that_made_it()
+    {
+        // The backlog shows first at the write that passes the mark: a send loop that takes everything at once and
+        // sends it in one send leaves no backlog for the send to see, so only that write can start the measure.
+        var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool).WithTimeProvider(new FakeTimeProvider()));
+        var payload = new byte[100_000];
+
+        Assert.Equal(11, WritesTaken(queue, payload));
+        queue.Take(holding: false, _signal, out var frames);
+        queue.OnSent(frames, 11 * 100_004);
+        frames.Clear();
+
+        Assert.Equal(41, WritesTaken(queue, payload));
+        queue.ReleaseAll([]);
+    }
+
+    [Fact]
     public void A_close_asked_for_stops_the_send_loop_only_once_everything_queued_is_taken()
     {
         var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool));
