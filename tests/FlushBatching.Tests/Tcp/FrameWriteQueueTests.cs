@@ -96,10 +96,12 @@ public sealed class FrameWriteQueueTests
         var payload = new byte[100_000];
 
         Assert.Equal(11, WritesTaken(queue, payload));
+        Assert.Equal(1_024_000, queue.HighWaterMark);
         queue.Take(holding: false, _signal, out var frames);
         queue.OnSent(frames, 11 * 100_004);
         frames.Clear();
 
+        Assert.Equal(4 * 1_024_000, queue.HighWaterMark);
         Assert.Equal(41, WritesTaken(queue, payload));
         queue.ReleaseAll([]);
     }
