@@ -37,7 +37,7 @@ spec_of() {
     akka-openset) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/OpenSet.cs|FullyQualifiedName~OpenSetTests" ;;
     akka-association) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/BatchingAssociationHandle.cs,**/FlushBatchingTransport.cs|FullyQualifiedName~BatchingTcpTransportSpiTests" ;;
     akka-dotnetty-close) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/DotNetty/DotNettyPipelineTail.cs,**/DotNetty/DotNettyConnection.cs,**/DotNetty/DotNettyConnectionStack.cs,**/DotNetty/DotNettyListener.cs,**/DotNetty/DotNettyConnector.cs|FullyQualifiedName~DotNettyConnectionStackTests|FullyQualifiedName~DotNettyBatchingTransportSpiTests" ;;
-    core-marks) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/WriteBufferMarks.cs,**/Tcp/SendSignal.cs|FullyQualifiedName~WriteBufferMarksTests|FullyQualifiedName~FrameWriteQueue" ;;
+    core-marks) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/WriteBufferMarks.cs,**/Tcp/SendSignal.cs|FullyQualifiedName~WriteBufferMarksTests|FullyQualifiedName~SendSignalTests|FullyQualifiedName~FrameWriteQueue" ;;
     akka-loops) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/DotNetty/ThreadPoolEventLoop.cs,**/DotNetty/EventLoopShutdown.cs|FullyQualifiedName~ThreadPoolEventLoopTests|FullyQualifiedName~EventLoopShutdownTests" ;;
     akka-setup-log) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/InboundSetupLog.cs|FullyQualifiedName~InboundSetupLogTests" ;;
     akka-dotnetty) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/DotNetty/DotNettyWriteQueue.cs,**/DotNetty/DotNettyPayloadDecoder.cs|FullyQualifiedName~DotNettyWriteQueue|FullyQualifiedName~DotNettyPayloadDecoderTests" ;;

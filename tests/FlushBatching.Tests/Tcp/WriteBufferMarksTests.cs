@@ -126,6 +126,48 @@ public sealed class WriteBufferMarksTests
         Assert.Equal(100_000, marks.Low);
     }
 
+    [Fact]
+    public void The_look_that_starts_a_measure_changes_nothing_and_a_measure_at_the_same_rate_reports_no_change()
+    {
+        var marks = Marks();
+        Assert.False(marks.Observe(sent: 0, unsent: 600_000));
+        _clock.Advance(TimeSpan.FromMilliseconds(200));
+        Assert.True(marks.Observe(sent: 600_000, unsent: 600_000));
+
+        // The next window drains at the same rate: the marks stay, and say so.
+        _clock.Advance(TimeSpan.FromMilliseconds(200));
+        Assert.False(marks.Observe(sent: 1_200_000, unsent: 600_000));
+        Assert.Equal(1_500_000, marks.High);
+    }
+
+    [Fact]
+    public void A_backlog_that_ends_having_drained_exactly_half_the_start_within_a_window_is_measured()
+    {
+        var marks = Marks();
+        marks.Observe(sent: 0, unsent: 600_000);
+        _clock.Advance(TimeSpan.FromMilliseconds(50));
+
+        // Half the start, 512,000 bytes, in 50 ms: 5,120,000 in half a second, above four times the start.
+        Assert.True(marks.Observe(sent: Start / 2, unsent: 0));
+        Assert.Equal(4 * Start, marks.High);
+    }
+
+    [Fact]
+    public void Once_a_backlog_ends_the_clock_is_not_read_again_until_the_next_one()
+    {
+        var marks = Marks();
+        marks.Observe(sent: 0, unsent: 600_000);
+        marks.Observe(sent: 100_000, unsent: 0);
+        var reads = _clock.Reads;
+
+        for (var sent = 0; sent < 100; sent++)
+        {
+            marks.Observe(100_000 + sent * 10_000, unsent: Start / 2);
+        }
+
+        Assert.Equal(reads, _clock.Reads);
+    }
+
     private WriteBufferMarks Marks() => new(ConnectionSettings.Default.WithTimeProvider(_clock));
 
     private sealed class CountingClock : FakeTimeProvider
