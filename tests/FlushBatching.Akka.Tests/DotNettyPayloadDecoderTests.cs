@@ -56,6 +56,27 @@ public sealed class DotNettyPayloadDecoderTests
     }
 
     [Fact]
+    public void A_large_frame_in_small_reads_doubles_its_buffer_until_a_sixteenth_came_instead_of_growing_it_by_each_read()
+    {
+        using var metrics = new FlushBatchingMetrics();
+        var channel = new EmbeddedChannel(new DotNettyPayloadDecoder(FramingSettings.Default.WithMaximumFrameSize(2_000_000), metrics));
+        var payload = Enumerable.Range(0, 1_000_000).Select(i => (byte)(i * 7)).ToArray();
+        var frame = BitConverter.GetBytes(payload.Length).Concat(payload).ToArray();
+        var before = GC.GetAllocatedBytesForCurrentThread();
+
+        for (var at = 0; at < frame.Length; at += 4_000)
+        {
+            channel.WriteInbound(Unpooled.WrappedBuffer(frame, at, Math.Min(4_000, frame.Length - at)));
+        }
+
+        // 4, 8, 16, 32 and 64 KiB, then the whole frame, and 251 reads' wrappers: about 1.2 MB. Grown by each read's
+        // 4,000 bytes up to the sixteenth instead: about 1.5 MB.
+        var allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+        Assert.True(allocated < 1.35 * payload.Length, $"{allocated} bytes allocated for a {payload.Length}-byte frame");
+        Assert.Equal(payload, channel.ReadInbound<ByteString>().ToByteArray());
+    }
+
+    [Fact]
     public void Frames_cut_anywhere_come_out_in_order_and_are_counted_once_per_read()
     {
         using var metrics = new FlushBatchingMetrics();
