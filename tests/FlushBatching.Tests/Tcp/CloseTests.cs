@@ -49,6 +49,9 @@ public class CloseTests
 
         client.Abort();
         await Poll.Within(client.Completion);
+
+        // Completion comes once both loops have ended, so the send loop has given every buffer back by then.
+        _pool.AssertAllReturned();
         await received.WaitClosedAsync();
         await Poll.Within(server.Completion);
 
