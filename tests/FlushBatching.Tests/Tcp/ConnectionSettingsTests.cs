@@ -52,6 +52,18 @@ public class ConnectionSettingsTests
     }
 
     [Fact]
+    public void A_mark_given_again_replaces_the_one_set_before_and_a_mark_not_given_keeps_it()
+    {
+        var set = ConnectionSettings.Default.WithWriteBufferWaterMarks(high: 200_000, low: 10_000);
+
+        var lowAgain = set.WithWriteBufferWaterMarksOrDefaults(high: null, low: 20_000);
+        var highAgain = set.WithWriteBufferWaterMarksOrDefaults(high: 300_000, low: null);
+
+        Assert.Equal((200_000L, 20_000L), (lowAgain.WriteBufferHighWaterMark, lowAgain.WriteBufferLowWaterMark));
+        Assert.Equal((300_000L, 10_000L), (highAgain.WriteBufferHighWaterMark, highAgain.WriteBufferLowWaterMark));
+    }
+
+    [Fact]
     public void The_default_high_water_mark_stops_at_what_every_stack_can_hold()
     {
         var settings = ConnectionSettings.Default.WithFraming(FramingSettings.Default.WithMaximumFrameSize(int.MaxValue));
