@@ -44,6 +44,8 @@ public sealed class SocketSenderTests
             {
                 Assert.Fail($"The connection ended after {received.Frames.Count} of {sent.Count} frames: {client.CloseReason}");
             }
+
+            await arrived;
         }
 
         Assert.Equal(sent, received.Frames);
