@@ -28,17 +28,28 @@ public sealed class DescriptorLimit : IDisposable
 
     /// <summary>
     /// Lowers the limit to <paramref name="free"/> descriptors above those open now. What the runtime would open a file
-    /// for while none is left (the assembly that formats stack traces, new thread-pool threads) is loaded and started
-    /// first, and the pool may start no thread past those until the limit is restored: the runtime fails the process
+    /// for while none is left (the assembly that formats stack traces, the console's writers, new thread-pool threads)
+    /// is loaded and started first, and the pool may start no thread past those until the limit is restored: the runtime fails the process
     /// ("Out of memory.") when it finds no descriptor. On a loaded machine the pool adds threads when its queue stalls:
     /// two runs of the Akka suite beside five test processes on 2 cores ended that way, in this limit's test, while the
-    /// pool could still grow (that a new pool thread took the descriptor there is likely, not proven).
+    /// pool could still grow (that a new pool thread took the descriptor there is likely, not proven). The console's
+    /// writers open their descriptor on first use: CI's run of the Akka suite on the floor version crashed here when a
+    /// log line went to Akka's standard-out logger (an ActorSystem before its loggers start or after they stop) for the
+    /// first time inside the window ("Too many open files" in StandardOutWriter's type initializer, which reads both
+    /// writers). A write through StandardOutWriter from a pool thread inside the window, tried by hand, failed the same
+    /// way in the console's first-write setup until the empty write below was made.
     /// <paramref name="beforeLowering"/>, if given, runs once the pool's threads are started and before the limit comes
     /// down: what must see every pool thread and open files for it does it there.
     /// </summary>
     public static DescriptorLimit LeaveFree(int free, Action? beforeLowering = null)
     {
         _ = new System.Diagnostics.StackTrace(new InvalidOperationException(), fNeedFileInfo: true).ToString();
+        _ = (Console.Out, Console.Error);
+        using (var stdout = Console.OpenStandardOutput())
+        {
+            stdout.Write(ReadOnlySpan<byte>.Empty); // the console's first write sets up the terminal and its signal pipe
+        }
+
         ThreadPool.GetMinThreads(out var minWorkers, out var minIo);
         ThreadPool.GetMaxThreads(out var maxWorkers, out var maxIo);
         var workers = Math.Max(Math.Max(minWorkers, PoolThreads), Environment.ProcessorCount);
