@@ -112,8 +112,8 @@ internal sealed record BatchingTransportSettings
                 DnsUseIpv6 = read.Boolean("dns-use-ipv6"),
             },
             Connection = connection,
-            ServerWorkerPoolSize = WorkerPoolSize(read, "server-socket-worker-pool"),
-            ClientWorkerPoolSize = WorkerPoolSize(read, "client-socket-worker-pool"),
+            ServerWorkerPoolSize = WorkerPoolSize(read, section, "server-socket-worker-pool"),
+            ClientWorkerPoolSize = WorkerPoolSize(read, section, "client-socket-worker-pool"),
             EventLoop = EventLoopKindNames.Parse(read.Text(SettingKeys.EventLoop)),
         };
     }
@@ -223,11 +223,22 @@ internal sealed record BatchingTransportSettings
     }
 
     // As stock sizes its event loop groups: the processor count times pool-size-factor, rounded up, kept between
-    // pool-size-min and pool-size-max.
-    private static int WorkerPoolSize(SectionReader read, string pool)
+    // pool-size-min and pool-size-max. Stock lets pool-size-max win over a larger pool-size-min without a word; here it
+    // is refused, naming the key the section wrote: a pool-size-min raised past the default pool-size-max is the one
+    // named (found by fuzzing: the refusal named pool-size-max and its default, which the section never set), and
+    // pool-size-max when the section set it.
+    private static int WorkerPoolSize(SectionReader read, Config? section, string pool)
     {
-        var min = Whole(read, pool + ".pool-size-min", 1, 1024);
-        var max = Whole(read, pool + ".pool-size-max", min, 1024);
+        var (minKey, maxKey) = (pool + ".pool-size-min", pool + ".pool-size-max");
+        var min = Whole(read, minKey, 1, 1024);
+        var max = Whole(read, maxKey, 1, 1024);
+        if (min > max)
+        {
+            throw section is not null && section.HasPath(minKey) && !section.HasPath(maxKey)
+                ? new InvalidSettingException(minKey, read.Text(minKey), $"a whole number from 1 to {maxKey} ({max}); raise {maxKey} with it")
+                : new InvalidSettingException(maxKey, read.Text(maxKey), $"a whole number from {minKey} ({min}) to 1024");
+        }
+
         var factor = read.Number(pool + ".pool-size-factor");
         return factor is > 0 and <= 1024
             ? (int)Math.Min(Math.Max(Math.Ceiling(Environment.ProcessorCount * factor), min), max)

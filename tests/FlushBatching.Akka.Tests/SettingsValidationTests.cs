@@ -69,7 +69,9 @@ public sealed class SettingsValidationTests
         { "client-socket-worker-pool.pool-size-factor = -1", "client-socket-worker-pool.pool-size-factor", "-1", "number" },
         { "client-socket-worker-pool.pool-size-factor = 0", "client-socket-worker-pool.pool-size-factor", "0", "above 0 and at most 1024" },
         { "client-socket-worker-pool.pool-size-factor = 1024.5", "client-socket-worker-pool.pool-size-factor", "1024.5", "above 0 and at most 1024" },
-        { "client-socket-worker-pool { pool-size-min = 3, pool-size-max = 2 }", "client-socket-worker-pool.pool-size-max", "2", "from 3 to 1024" },
+        { "client-socket-worker-pool { pool-size-min = 3, pool-size-max = 2 }", "client-socket-worker-pool.pool-size-max", "2", "from client-socket-worker-pool.pool-size-min (3) to 1024" },
+        { "server-socket-worker-pool.pool-size-min = 3", "server-socket-worker-pool.pool-size-min", "3", "from 1 to server-socket-worker-pool.pool-size-max (2); raise" },
+        { "server-socket-worker-pool.pool-size-max = 1", "server-socket-worker-pool.pool-size-max", "1", "from server-socket-worker-pool.pool-size-min (2) to 1024" },
         { "event-loop = fibers", "event-loop", "fibers", "thread-pool or dedicated" },
     };
 
