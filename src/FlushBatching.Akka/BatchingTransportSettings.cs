@@ -222,11 +222,11 @@ internal sealed record BatchingTransportSettings
         return framed.WithWriteBufferWaterMarksOrDefaults(high == 0 ? null : high, low == 0 ? null : low);
     }
 
-    // As stock sizes its event loop groups: the processor count times pool-size-factor, rounded up, kept between
-    // pool-size-min and pool-size-max. Stock lets pool-size-max win over a larger pool-size-min without a word; here it
-    // is refused, naming the key the section wrote: a pool-size-min raised past the default pool-size-max is the one
-    // named (found by fuzzing: the refusal named pool-size-max and its default, which the section never set), and
-    // pool-size-max when the section set it.
+    // As stock sizes its event loop groups (Akka's ThreadPoolConfig.ScaledPoolSize): the processor count times
+    // pool-size-factor, its fraction dropped, kept between pool-size-min and pool-size-max. Stock lets pool-size-max win
+    // over a larger pool-size-min without a word; here it is refused, naming the key the section wrote: a pool-size-min
+    // raised past the default pool-size-max is the one named (found by fuzzing: the refusal named pool-size-max and its
+    // default, which the section never set), and pool-size-max when the section set it.
     private static int WorkerPoolSize(SectionReader read, Config? section, string pool)
     {
         var (minKey, maxKey) = (pool + ".pool-size-min", pool + ".pool-size-max");
@@ -241,7 +241,7 @@ internal sealed record BatchingTransportSettings
 
         var factor = read.Number(pool + ".pool-size-factor");
         return factor is > 0 and <= 1024
-            ? (int)Math.Min(Math.Max(Math.Ceiling(Environment.ProcessorCount * factor), min), max)
+            ? Math.Min(Math.Max((int)(Environment.ProcessorCount * factor), min), max)
             : throw new InvalidSettingException(pool + ".pool-size-factor", read.Text(pool + ".pool-size-factor"), "a number above 0 and at most 1024, such as 1.0");
     }
 

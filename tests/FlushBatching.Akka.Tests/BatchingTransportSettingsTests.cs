@@ -1,7 +1,9 @@
+using System.Globalization;
 using System.Security.Cryptography.X509Certificates;
 using Akka.Actor;
 using Akka.Configuration;
 using Akka.Configuration.Hocon;
+using Akka.Dispatch;
 using Akka.Event;
 using Akka.Remote;
 using Akka.Remote.Transport.DotNetty;
@@ -141,15 +143,18 @@ public sealed class BatchingTransportSettingsTests
     [Fact]
     public void Worker_pools_are_sized_as_stock_sizes_them_from_the_processor_count_within_their_bounds()
     {
+        // A factor that puts the processor count times it half-way between two whole numbers, on any machine: stock
+        // drops the fraction.
+        var between = (Environment.ProcessorCount + 0.5) / Environment.ProcessorCount;
         var defaults = BatchingTransportSettings.Create(Config.Empty);
-        var set = BatchingTransportSettings.Create(ConfigurationFactory.ParseString("""
-            server-socket-worker-pool { pool-size-min = 3, pool-size-factor = 0.5, pool-size-max = 64 }
+        var set = BatchingTransportSettings.Create(ConfigurationFactory.ParseString($$"""
+            server-socket-worker-pool { pool-size-min = 1, pool-size-factor = {{between.ToString(CultureInfo.InvariantCulture)}}, pool-size-max = 64 }
             client-socket-worker-pool { pool-size-min = 1, pool-size-factor = 4.0, pool-size-max = 1 }
             """));
 
         Assert.Equal((2, 2), (defaults.ServerWorkerPoolSize, defaults.ClientWorkerPoolSize));
-        Assert.Equal(Math.Max(3, (int)Math.Ceiling(Environment.ProcessorCount * 0.5)), set.ServerWorkerPoolSize);
-        Assert.Equal(1, set.ClientWorkerPoolSize);
+        Assert.Equal(ThreadPoolConfig.ScaledPoolSize(1, between, 64), set.ServerWorkerPoolSize);
+        Assert.Equal(ThreadPoolConfig.ScaledPoolSize(1, 4.0, 1), set.ClientWorkerPoolSize);
     }
 
     [Fact]
