@@ -67,7 +67,7 @@ public sealed class FrameSenderTests : IDisposable
         Assert.Equal(1, scheduler.Pending);
 
         scheduler.RunAll();
-        await Poll.Until(() => io.Frames == 1, "frame 1 to be sent");
+        await Sent(io, 1, sending);
         await StopAsync(queue, sender, sending, scheduler);
     }
 
@@ -98,14 +98,14 @@ public sealed class FrameSenderTests : IDisposable
         queue.TryWrite([2], out _);
         clock.Advance(TimeSpan.FromMilliseconds(2));
         var sending = sender.SendToPeerAsync();
-        await Poll.Until(() => io.Frames == 2, "frame 2 to be sent");
+        await Sent(io, 2, sending);
 
         clock.Advance(TimeSpan.FromMilliseconds(100)); // idle: no frame waits, so no delay builds up
         queue.TryWrite([3], out var wake);
         clock.Advance(TimeSpan.FromMilliseconds(1));
         Assert.True(wake);
         sender.Wake();
-        await Poll.Until(() => io.Frames == 3, "frame 3 to be sent");
+        await Sent(io, 3, sending);
 
         Assert.Equal([0.005, 0.001], _recorder.Seconds("flushbatching.queue_delay"));
         await StopAsync(queue, sender, sending);
@@ -126,12 +126,12 @@ public sealed class FrameSenderTests : IDisposable
         using var late = new MeterRecorder(unheard);
         clock.Advance(TimeSpan.FromMilliseconds(5));
         var sending = sender.SendToPeerAsync();
-        await Poll.Until(() => io.Frames == 1, "frame 1 to be sent");
+        await Sent(io, 1, sending);
         queue.TryWrite([2], out var wake);
         clock.Advance(TimeSpan.FromMilliseconds(1));
         Assert.True(wake);
         sender.Wake();
-        await Poll.Until(() => io.Frames == 2, "frame 2 to be sent");
+        await Sent(io, 2, sending);
 
         // Both sends counted; only the second, whose frame was written while heard, has a queue delay.
         Assert.Equal(2, late.Sum("flushbatching.frames.sent"));
@@ -154,6 +154,20 @@ public sealed class FrameSenderTests : IDisposable
         var io = new RecordingIo { Failure = failure };
         var queue = new FrameWriteQueue(settings);
         return (queue, new FrameSender(io, queue, settings), io);
+    }
+
+    // Waits for the loop to have sent exactly `frames` frames. A loop that ends first fails the test at once with the
+    // loop's own error (or, ended in order, with the count it reached), not after a wait's whole patience.
+    private static async Task Sent(RecordingIo io, int frames, Task sending)
+    {
+        await Poll.Until(() => io.Frames >= frames || sending.IsCompleted, $"frame {frames} to be sent");
+        if (io.Frames < frames)
+        {
+            await sending;
+            Assert.Fail($"the send loop ended after {io.Frames} frames, before frame {frames} was sent");
+        }
+
+        Assert.Equal(frames, io.Frames);
     }
 
     // Asks the loop to close once everything queued is sent, and waits for it to stop.
