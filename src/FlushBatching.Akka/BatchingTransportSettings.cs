@@ -234,9 +234,10 @@ internal sealed record BatchingTransportSettings
         var max = Whole(read, maxKey, 1, 1024);
         if (min > max)
         {
-            throw section is not null && section.HasPath(minKey) && !section.HasPath(maxKey)
-                ? new InvalidSettingException(minKey, read.Text(minKey), $"a whole number from 1 to {maxKey} ({max}); raise {maxKey} with it")
-                : new InvalidSettingException(maxKey, read.Text(maxKey), $"a whole number from {minKey} ({min}) to 1024");
+            // The defaults are equal, so a section that did not set pool-size-max set pool-size-min.
+            throw section?.HasPath(maxKey) == true
+                ? new InvalidSettingException(maxKey, read.Text(maxKey), $"a whole number from {minKey} ({min}) to 1024")
+                : new InvalidSettingException(minKey, read.Text(minKey), $"a whole number from 1 to {maxKey} ({max}); raise {maxKey} with it");
         }
 
         var factor = read.Number(pool + ".pool-size-factor");
