@@ -29,8 +29,8 @@ public sealed class DescriptorLimit : IDisposable
     /// <summary>
     /// Lowers the limit to <paramref name="free"/> descriptors above those open now. What the runtime would open a file
     /// for while none is left (the assembly that formats stack traces, the console's writers, new thread-pool threads)
-    /// is loaded and started first, and the pool may start no thread past those until the limit is restored: the runtime fails the process
-    /// ("Out of memory.") when it finds no descriptor. On a loaded machine the pool adds threads when its queue stalls:
+    /// is loaded and started first, and the pool may start no thread past those until the limit is restored: the
+    /// runtime fails the process ("Out of memory.") when it finds no descriptor. On a loaded machine the pool adds threads when its queue stalls:
     /// two runs of the Akka suite beside five test processes on 2 cores ended that way, in this limit's test, while the
     /// pool could still grow (that a new pool thread took the descriptor there is likely, not proven). The console's
     /// writers open their descriptor on first use: CI's run of the Akka suite on the floor version crashed here when a
