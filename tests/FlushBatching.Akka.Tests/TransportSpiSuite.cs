@@ -178,9 +178,10 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     }
 
     [Fact]
-    public async Task The_unsent_bytes_of_each_peer_have_a_series_of_their_own_the_slow_peer_s_stays_high_and_ends_with_its_association()
+    public async Task The_unsent_bytes_of_each_peer_have_a_series_of_their_own_the_slow_peer_s_stays_above_the_low_mark_while_refused_and_ends_with_its_association()
     {
         const string marks = "write-buffer-high-water-mark = 64k, write-buffer-low-water-mark = 32k, send-buffer-size = 32k, receive-buffer-size = 32k";
+        const long lowMark = 32 * 1024;
         var (_, fastAddress, fastInbound) = await Listen(marks);
         var (_, slowAddress, _) = await Listen(marks);
         var (client, _, _) = await Listen(marks);
@@ -190,9 +191,10 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         (await fastInbound.Next<InboundAssociation>()).Association.ReadHandlerSource.SetResult(new EventCollector());
 
         // The slow peer never registers its read handler: it reads into its own buffer until that is full, then not at
-        // all. The client's queue to it fills, while everything written to the fast one goes out.
-        var payload = ByteString.CopyFrom(new byte[60_000]);
-        for (var i = 0; i < 20; i++)
+        // all. The client's queue to it fills, while everything written to the fast one goes out. Payloads far below the
+        // marks' gap, so that on either stack a refusal means more than the low mark is unsent.
+        var payload = ByteString.CopyFrom(new byte[1_000]);
+        for (var i = 0; i < 200; i++)
         {
             await Poll.Until(() => toFast.Write(payload), "a write to the fast peer to be accepted");
         }
@@ -211,15 +213,29 @@ public abstract class TransportSpiSuite : IAsyncLifetime
             Assert.Equal("127.0.0.1", series.Tags[FlushBatchingTransport.PeerAddressTag]);
             Assert.StartsWith("akka.", (string)series.Tags[FlushBatchingTransport.AddressTag]!);
         });
-        // Refused for a second is not yet stuck: the slow peer's side may still be taking bytes into its buffer, and once
-        // read 60,004 here (the floor-version CI run). Written to until its queue stays above the mark, as it must once
-        // that buffer is full.
-        for (var round = 0; round < 10 && UnsentTo(slowAddress) <= 64 * 1024; round++)
-        {
-            await WriteUntilRefusedForASecond(toSlow, payload);
-        }
 
-        Assert.True(UnsentTo(slowAddress) > 64 * 1024, $"the slow peer's series reads {UnsentTo(slowAddress)}, not above the mark");
+        // What the product promises, whatever the timing: writes are refused from above the high mark until the unsent
+        // bytes fall to the low one. A reading taken between two refused writes (none accepted between, so the unsent
+        // bytes only fell) is therefore above the low mark. Where the peer's side still takes bytes, a write may be
+        // accepted in between: the next look tries again.
+        var unsentWhileRefused = -1L;
+        await Poll.Until(() =>
+        {
+            if (toSlow.Write(payload))
+            {
+                return false;
+            }
+
+            var unsent = UnsentTo(slowAddress);
+            if (toSlow.Write(payload))
+            {
+                return false;
+            }
+
+            unsentWhileRefused = unsent;
+            return true;
+        }, "two writes to the slow peer refused in a row");
+        Assert.True(unsentWhileRefused > lowMark, $"the slow peer's series reads {unsentWhileRefused} while its writes are refused, not above the low mark");
 
 #pragma warning disable CS0618 // Akka.Remote's SPI: the overload with a reason calls this one.
         toSlow.Disassociate();
@@ -508,12 +524,13 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     // socket and in its transport's read buffer, and the rest waits unsent here.
     private static async Task WriteUntilRefusedForASecond(AssociationHandle handle, ByteString payload)
     {
-        var accepted = 0;
+        var accepted = 0L;
         for (var refused = Stopwatch.StartNew(); refused.Elapsed < TimeSpan.FromSeconds(1);)
         {
             if (handle.Write(payload))
             {
-                Assert.True(++accepted < 1_000, $"the peer took {accepted} payloads of {payload.Length} bytes although it never reads");
+                accepted += payload.Length;
+                Assert.True(accepted < 64 * 1024 * 1024, $"the peer took {accepted} bytes although it never reads");
                 refused.Restart();
             }
             else
