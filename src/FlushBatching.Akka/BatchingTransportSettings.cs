@@ -59,7 +59,8 @@ internal sealed record BatchingTransportSettings
     /// <param name="section">The section Akka.Remote hands the transport.</param>
     /// <param name="sslSetup">TLS given in code through <see cref="DotNettySslSetup"/>; as in stock, it takes the place of the section's <c>ssl</c> keys.</param>
     /// <param name="log">Where a warning about the settings goes, and the logger a custom certificate validator is given.</param>
-    public static BatchingTransportSettings Create(Config section, DotNettySslSetup? sslSetup = null, ILoggingAdapter? log = null)
+    /// <param name="strict">Refuse, rather than correct with a WARNING, a value stock starts with that has no meaning here.</param>
+    public static BatchingTransportSettings Create(Config section, DotNettySslSetup? sslSetup = null, ILoggingAdapter? log = null, bool strict = false)
     {
         if (log is not null && section is not null)
         {
@@ -68,6 +69,7 @@ internal sealed record BatchingTransportSettings
         }
 
         var read = new SectionReader((section ?? Config.Empty).WithFallback(Reference));
+        var stock = new StockValues(read, log, strict);
         var hostname = read.Text("hostname");
         if (string.IsNullOrWhiteSpace(hostname))
         {
@@ -75,22 +77,23 @@ internal sealed record BatchingTransportSettings
         }
 
         var publicHostname = read.Text("public-hostname");
-        var publicPort = Whole(read, "public-port", 0, 65535);
-        var connection = read.Apply(() => WithWaterMarks(read, ConnectionSettings.Default
+        var publicPort = InRange(read, "public-port", stock.WholeFromZero("public-port", "stock takes a public-port below 1 as none, so port applies"), 0, 65535);
+        var connection = read.Apply(() => WithWaterMarks(stock, ConnectionSettings.Default
             .WithNoDelay(read.Boolean(SettingKeys.NoDelay))
             .WithKeepAlive(read.Boolean(SettingKeys.KeepAlive))
-            .WithSendBufferSize(read.Size(SettingKeys.SendBufferSize))
-            .WithReceiveBufferSize(read.Size(SettingKeys.ReceiveBufferSize))
-            .WithBacklog(read.Int32(SettingKeys.Backlog))
-            .WithConnectTimeout(read.Duration(SettingKeys.ConnectTimeout))
+            .WithSendBufferSize(stock.BufferSize(SettingKeys.SendBufferSize))
+            .WithReceiveBufferSize(stock.BufferSize(SettingKeys.ReceiveBufferSize))
+            .WithBacklog(InRange(read, SettingKeys.Backlog,
+                stock.WholeFromZero(SettingKeys.Backlog, "a listening socket's queue is a length from 0; stock's DotNetty refuses a negative one and keeps its default"), 0, int.MaxValue))
+            .WithConnectTimeout(stock.Duration(SettingKeys.ConnectTimeout, ConnectionSettings.ConnectTimeoutLimit, stockReads: true))
             .WithFraming(FramingSettings.Default
-                .WithMaximumFrameSize(read.Size(SettingKeys.MaximumFrameSize))
+                .WithMaximumFrameSize(stock.FrameSize(SettingKeys.MaximumFrameSize))
                 .WithByteOrder(ByteOrderOf(read.Text(SettingKeys.ByteOrder))))
             .WithBatching(BatchingSettings.Default
                 .WithEnabled(read.Boolean(Batching(SettingKeys.Enabled)))
-                .WithMaxPendingWrites(read.Int32(Batching(SettingKeys.MaxPendingWrites)))
-                .WithMaxPendingBytes(read.Size(Batching(SettingKeys.MaxPendingBytes)))
-                .WithFlushInterval(read.Duration(Batching(SettingKeys.FlushInterval))))),
+                .WithMaxPendingWrites(stock.MaxPendingWrites(Batching(SettingKeys.MaxPendingWrites), BatchingSettings.MaxPendingWritesLimit))
+                .WithMaxPendingBytes(stock.UnreadSize(Batching(SettingKeys.MaxPendingBytes), BatchingSettings.MaxPendingBytesLimit))
+                .WithFlushInterval(stock.Duration(Batching(SettingKeys.FlushInterval), BatchingSettings.FlushIntervalLimit, stockReads: false)))),
             SettingKeys.SendBufferSize, SettingKeys.ReceiveBufferSize, SettingKeys.Backlog,
             SettingKeys.ConnectTimeout, SettingKeys.HighWaterMark, SettingKeys.LowWaterMark,
             SettingKeys.MaximumFrameSize, Batching(SettingKeys.MaxPendingWrites),
@@ -107,13 +110,13 @@ internal sealed record BatchingTransportSettings
             {
                 Hostname = hostname,
                 PublicHostname = string.IsNullOrWhiteSpace(publicHostname) ? hostname : publicHostname,
-                Port = Whole(read, "port", 0, 65535),
+                Port = InRange(read, "port", read.Whole("port"), 0, 65535),
                 PublicPort = publicPort == 0 ? null : publicPort,
                 DnsUseIpv6 = read.Boolean("dns-use-ipv6"),
             },
             Connection = connection,
-            ServerWorkerPoolSize = WorkerPoolSize(read, section, "server-socket-worker-pool"),
-            ClientWorkerPoolSize = WorkerPoolSize(read, section, "client-socket-worker-pool"),
+            ServerWorkerPoolSize = stock.WorkerPoolSize("server-socket-worker-pool"),
+            ClientWorkerPoolSize = stock.WorkerPoolSize("client-socket-worker-pool"),
             EventLoop = EventLoopKindNames.Parse(read.Text(SettingKeys.EventLoop)),
         };
     }
@@ -214,39 +217,20 @@ internal sealed record BatchingTransportSettings
     };
 
     // 0b (Akka's own default for both keys, and this package's) leaves the core's default: eight maximum-size frames for
-    // the high mark, half the high mark for the low one.
-    private static ConnectionSettings WithWaterMarks(SectionReader read, ConnectionSettings framed)
+    // the high mark, half the high mark for the low one. A low mark at or above the high one would never accept writes
+    // again; stock's DotNetty refuses it and keeps its own default low mark, so the default low mark applies here.
+    private static ConnectionSettings WithWaterMarks(StockValues stock, ConnectionSettings framed)
     {
-        var high = read.Size(SettingKeys.HighWaterMark);
-        var low = read.Size(SettingKeys.LowWaterMark);
-        return framed.WithWriteBufferWaterMarksOrDefaults(high == 0 ? null : high, low == 0 ? null : low);
+        var high = stock.WaterMark(SettingKeys.HighWaterMark);
+        var low = stock.WaterMark(SettingKeys.LowWaterMark);
+        var marked = framed.WithWriteBufferWaterMarksOrDefaults(high == 0 ? null : high, null);
+        return low == 0 || low < marked.WriteBufferHighWaterMark || stock.Strict
+            ? marked.WithWriteBufferWaterMarksOrDefaults(null, low == 0 ? null : low)
+            : stock.Corrected(SettingKeys.LowWaterMark, marked, marked, $"half {SettingKeys.HighWaterMark} ({SettingText.FormatSize(marked.WriteBufferLowWaterMark)})",
+                $"a low mark at or above the high one ({SettingText.FormatSize(marked.WriteBufferHighWaterMark)}) would never take writes again");
     }
 
-    // As stock sizes its event loop groups (Akka's ThreadPoolConfig.ScaledPoolSize): the processor count times
-    // pool-size-factor, its fraction dropped, kept between pool-size-min and pool-size-max. Stock lets pool-size-max win
-    // over a larger pool-size-min without a word; here it is refused, naming the key the section wrote: a pool-size-min
-    // raised past the default pool-size-max is the one named (found by fuzzing: the refusal named pool-size-max and its
-    // default, which the section never set), and pool-size-max when the section set it.
-    private static int WorkerPoolSize(SectionReader read, Config? section, string pool)
-    {
-        var (minKey, maxKey) = (pool + ".pool-size-min", pool + ".pool-size-max");
-        var min = Whole(read, minKey, 1, 1024);
-        var max = Whole(read, maxKey, 1, 1024);
-        if (min > max)
-        {
-            // The defaults are equal, so a section that did not set pool-size-max set pool-size-min.
-            throw section?.HasPath(maxKey) == true
-                ? new InvalidSettingException(maxKey, read.Text(maxKey), $"a whole number from {minKey} ({min}) to 1024")
-                : new InvalidSettingException(minKey, read.Text(minKey), $"a whole number from 1 to {maxKey} ({max}); raise {maxKey} with it");
-        }
-
-        var factor = read.Number(pool + ".pool-size-factor");
-        return factor is > 0 and <= 1024
-            ? Math.Min(Math.Max((int)(Environment.ProcessorCount * factor), min), max)
-            : throw new InvalidSettingException(pool + ".pool-size-factor", read.Text(pool + ".pool-size-factor"), "a number above 0 and at most 1024, such as 1.0");
-    }
-
-    private static int Whole(SectionReader read, string key, int min, int max) => read.Whole(key) is var number && number >= min && number <= max
+    private static int InRange(SectionReader read, string key, long number, int min, int max) => number >= min && number <= max
         ? (int)number
         : throw new InvalidSettingException(key, read.Text(key), $"a whole number from {min} to {max}");
 

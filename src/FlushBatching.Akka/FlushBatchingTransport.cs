@@ -112,10 +112,12 @@ public abstract class FlushBatchingTransport : Transport
     /// <summary>
     /// Reads <paramref name="section"/> as a transport reads its own at start, over the package's defaults, and throws
     /// what the transport would throw: so that a host refuses a bad value before its ActorSystem starts, with the same
-    /// message. <c>FlushBatching.Akka.Hosting</c> checks its options through this.
+    /// message. Strict where the transport is lenient: a value that a stock node starts with and the transport corrects
+    /// at start with a WARNING (a <c>max-pending-writes</c> of 0, say) is refused here, since typed options are code, not a
+    /// configuration carried over from stock. <c>FlushBatching.Akka.Hosting</c> checks its options through this.
     /// </summary>
     /// <exception cref="InvalidSettingException">A value is not allowed; the message names its key.</exception>
-    public static void Validate(Config section) => _ = BatchingTransportSettings.Create(section);
+    public static void Validate(Config section) => _ = BatchingTransportSettings.Create(section, strict: true);
 
     /// <summary><c>tcp</c>, or <c>ssl.tcp</c> with TLS: Akka's addresses read <c>akka.tcp://system@host:port</c>.</summary>
     public override string SchemeIdentifier { get; protected set; }

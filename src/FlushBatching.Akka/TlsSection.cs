@@ -71,9 +71,9 @@ internal static class TlsSection
                 throw new InvalidSettingException(ThumbprintKey, thumbprint, "a certificate thumbprint when use-thumbprint-over-file is on");
             }
 
-            var storeName = ParseStoreName(read.Text(StoreNameKey));
+            var storeName = read.Text(StoreNameKey).Trim();
             var storeLocation = ParseStoreLocation(read.Text(CertificatePrefix + "store-location"));
-            tls = read.Apply(() => TlsSettings.FromStore(storeName, storeLocation, thumbprint), StoreNameKey, ThumbprintKey);
+            tls = read.Apply(() => FromStore(storeName, storeLocation, thumbprint), StoreNameKey, ThumbprintKey);
         }
         else
         {
@@ -101,16 +101,18 @@ internal static class TlsSection
             : tls.WithCertificateValidator((certificate, chain, errors, peer) => customValidator(certificate, chain, peer, errors, logger));
     }
 
-    private static StoreName ParseStoreName(string value)
+    // Empty is My, a StoreName by its enum name (CertificateAuthority opens "CA"), and any other name the store of that
+    // name, as stock passes store-name to X509Store whatever it is.
+    private static TlsSettings FromStore(string storeName, StoreLocation storeLocation, string thumbprint)
     {
-        if (string.IsNullOrWhiteSpace(value))
+        if (string.IsNullOrEmpty(storeName))
         {
-            return StoreName.My;
+            return TlsSettings.FromStore(StoreName.My, storeLocation, thumbprint);
         }
 
-        return Enum.TryParse<StoreName>(value, ignoreCase: true, out var name) && Enum.IsDefined(name)
-            ? name
-            : throw new InvalidSettingException(StoreNameKey, value, $"empty, or one of {string.Join(", ", Enum.GetNames<StoreName>())}");
+        return Enum.TryParse<StoreName>(storeName, ignoreCase: true, out var name) && Enum.IsDefined(name) && !char.IsDigit(storeName[0])
+            ? TlsSettings.FromStore(name, storeLocation, thumbprint)
+            : TlsSettings.FromStore(storeName, storeLocation, thumbprint);
     }
 
     private static StoreLocation ParseStoreLocation(string value) => value switch

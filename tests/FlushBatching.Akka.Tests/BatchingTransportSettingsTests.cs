@@ -428,6 +428,29 @@ public sealed class BatchingTransportSettingsTests
         Assert.Equal("ssl.certificate.thumbprint", e.Key);
     }
 
+    [LinuxFact(IsolatedStore.Reason)]
+    public void A_store_of_any_name_is_opened_as_stock_opens_it_and_serves_its_certificate()
+    {
+        // Stock passes store-name to X509Store whatever it is: WebHosting on Windows, or a store an application made.
+        using var pfx = new SelfSignedCertificate();
+        using var certificate = X509CertificateLoader.LoadPkcs12FromFile(pfx.PfxPath, SelfSignedCertificate.Password, X509KeyStorageFlags.Exportable | X509KeyStorageFlags.PersistKeySet);
+        IsolatedStore.Require();
+        using var store = new X509Store("WebHosting", StoreLocation.CurrentUser);
+        store.Open(OpenFlags.ReadWrite);
+        store.Add(certificate);
+        try
+        {
+            var settings = BatchingTransportSettings.Create(ConfigurationFactory.ParseString(
+                $"enable-ssl = on\nssl.certificate {{ use-thumbprint-over-file = on, thumbprint = {certificate.Thumbprint}, store-name = WebHosting }}"));
+
+            Assert.Equal(certificate.Thumbprint, settings.Connection.Tls!.Certificate!.Thumbprint);
+        }
+        finally
+        {
+            store.Remove(certificate);
+        }
+    }
+
     [LinuxFact("on Linux, LocalMachine has only Root and CertificateAuthority; other systems open My there")]
     public void A_store_the_platform_cannot_open_is_refused_naming_the_store()
     {

@@ -9,8 +9,10 @@ namespace FlushBatching.Akka.Tests;
 /// </summary>
 public sealed class SettingsValidationTests
 {
-    // Keys whose every value is allowed: names and a password.
-    private static readonly string[] FreeText = ["hostname", "public-hostname", "ssl.certificate.password"];
+    // Keys whose every value is allowed: names and a password, any store name (as stock opens it), and the two batching
+    // keys stock never reads, whose values this transport corrects (StockStartsHereTooTests).
+    private static readonly string[] FreeText =
+        ["hostname", "public-hostname", "ssl.certificate.password", "ssl.certificate.store-name", "batching.max-pending-bytes", "batching.flush-interval"];
 
     private const string Ssl = "enable-ssl = on\n";
     private const string Thumbprint = Ssl + "ssl.certificate { use-thumbprint-over-file = on, thumbprint = abc }\n";
@@ -19,18 +21,7 @@ public sealed class SettingsValidationTests
     {
         // HOCON, key, the value as written, part of what is allowed
         { "batching.enabled = maybe", "batching.enabled", "maybe", "on, off" },
-        { "batching.max-pending-writes = 0", "batching.max-pending-writes", "0", "from 1 to 65536" },
-        { "batching.max-pending-writes = 65537", "batching.max-pending-writes", "65537", "from 1 to 65536" },
         { "batching.max-pending-writes = thirty", "batching.max-pending-writes", "thirty", "whole number" },
-        { "batching.max-pending-writes = 99999999999", "batching.max-pending-writes", "99999999999", "from 1 to 65536" },
-        { "batching.max-pending-bytes = 0", "batching.max-pending-bytes", "0", "from 1b to 64m" },
-        { "batching.max-pending-bytes = -1k", "batching.max-pending-bytes", "-1k", "from 1b to 64m" },
-        { "batching.max-pending-bytes = 65MiB", "batching.max-pending-bytes", "65MiB", "from 1b to 64m" },
-        { "batching.max-pending-bytes = 10x", "batching.max-pending-bytes", "10x", "a size such as" },
-        { "batching.flush-interval = 0ms", "batching.flush-interval", "0ms", "above 0" },
-        { "batching.flush-interval = -40ms", "batching.flush-interval", "-40ms", "a duration such as" },
-        { "batching.flush-interval = 2h", "batching.flush-interval", "2h", "at most 1h" },
-        { "batching.flush-interval = soon", "batching.flush-interval", "soon", "a duration such as" },
         { "maximum-frame-size = 31999b", "maximum-frame-size", "31999b", "from 32000b" },
         { "maximum-frame-size = 8g", "maximum-frame-size", "8g", "from 32000b" },
         { "byte-order = middle-endian", "byte-order", "middle-endian", "little-endian or big-endian" },
@@ -38,40 +29,35 @@ public sealed class SettingsValidationTests
         { "tcp-keepalive = sometimes", "tcp-keepalive", "sometimes", "on, off" },
         { "tcp-nodelay { on = yes }", "tcp-nodelay", "(not a single value)", "on, off" },
         { "tcp-keepalive = [on, off]", "tcp-keepalive", "(not a single value)", "on, off" }, // Akka's GetString gives "" for both
-        { "send-buffer-size = -1b", "send-buffer-size", "-1b", "from 0b" },
-        { "receive-buffer-size = 4g", "receive-buffer-size", "4g", "from 0b" },
-        { "backlog = -1", "backlog", "-1", "from 0 to 2147483647" },
         { "connection-timeout = 0s", "connection-timeout", "0s", "above 0" },
         { "write-buffer-high-water-mark = lots", "write-buffer-high-water-mark", "lots", "a size such as" },
-        { "write-buffer-high-water-mark = 4g", "write-buffer-high-water-mark", "4g", "from 1b to 2147483647b" },
-        { "write-buffer-high-water-mark = -1b", "write-buffer-high-water-mark", "-1b", "from 1b to 2147483647b" },
-        { "write-buffer-low-water-mark = 4m",  "write-buffer-low-water-mark", "4m", "below write-buffer-high-water-mark" },
         { "port = 70000", "port", "70000", "from 0 to 65535" },
         { "port = ", "port", "", "whole number" }, // found by fuzzing: Akka's getter threw ArgumentNullException
-        { "public-port = -1", "public-port", "-1", "from 0 to 65535" },
         { "dns-use-ipv6 = maybe", "dns-use-ipv6", "maybe", "on, off" },
         { "enable-ssl = yes-please", "enable-ssl", "yes-please", "on, off" },
         { Ssl + "ssl.certificate.path = /nonexistent.pfx", "ssl.certificate.path", "/nonexistent.pfx", "PKCS#12" },
         { Ssl + "ssl.certificate.use-thumbprint-over-file = perhaps", "ssl.certificate.use-thumbprint-over-file", "perhaps", "on, off" },
         { Ssl + "ssl.certificate { use-thumbprint-over-file = on, thumbprint = \"\" }", "ssl.certificate.thumbprint", "", "thumbprint" },
         { Thumbprint + "ssl.certificate.store-location = moon", "ssl.certificate.store-location", "moon", "current-user or local-machine" },
-        { Thumbprint + "ssl.certificate.store-name = Drawer", "ssl.certificate.store-name", "Drawer", "empty, or one of AddressBook, AuthRoot" },
-        { Thumbprint + "ssl.certificate.store-name = 99", "ssl.certificate.store-name", "99", "AddressBook" },
         { Ssl + "ssl.certificate { path = x.pfx, flags = [exportable, shiny] }", "ssl.certificate.flags", "shiny", "exportable" },
         { Ssl + "ssl.suppress-validation = sometimes", "ssl.suppress-validation", "sometimes", "on, off" },
         { Ssl + "ssl.require-mutual-authentication = 2", "ssl.require-mutual-authentication", "2", "on, off" },
         { Ssl + "ssl.validate-certificate-hostname = strict", "ssl.validate-certificate-hostname", "strict", "on, off" },
-        { "server-socket-worker-pool.pool-size-min = 0", "server-socket-worker-pool.pool-size-min", "0", "from 1 to 1024" },
         { "server-socket-worker-pool.pool-size-factor = lots", "server-socket-worker-pool.pool-size-factor", "lots", "number" },
         { "server-socket-worker-pool.pool-size-factor = ", "server-socket-worker-pool.pool-size-factor", "", "number" },
-        { "server-socket-worker-pool.pool-size-max = 2000", "server-socket-worker-pool.pool-size-max", "2000", "to 1024" },
         { "client-socket-worker-pool.pool-size-min = many", "client-socket-worker-pool.pool-size-min", "many", "whole number" },
-        { "client-socket-worker-pool.pool-size-factor = -1", "client-socket-worker-pool.pool-size-factor", "-1", "number" },
-        { "client-socket-worker-pool.pool-size-factor = 0", "client-socket-worker-pool.pool-size-factor", "0", "above 0 and at most 1024" },
-        { "client-socket-worker-pool.pool-size-factor = 1024.5", "client-socket-worker-pool.pool-size-factor", "1024.5", "above 0 and at most 1024" },
-        { "client-socket-worker-pool { pool-size-min = 3, pool-size-max = 2 }", "client-socket-worker-pool.pool-size-max", "2", "from client-socket-worker-pool.pool-size-min (3) to 1024" },
-        { "server-socket-worker-pool.pool-size-min = 3", "server-socket-worker-pool.pool-size-min", "3", "from 1 to server-socket-worker-pool.pool-size-max (2); raise" },
-        { "server-socket-worker-pool.pool-size-max = 1", "server-socket-worker-pool.pool-size-max", "1", "from server-socket-worker-pool.pool-size-min (2) to 1024" },
+        { "server-socket-worker-pool.pool-size-max = 0", "server-socket-worker-pool.pool-size-max", "0", "a pool of no event loop serves no connection" },
+        { "client-socket-worker-pool { pool-size-min = 0, pool-size-factor = 0 }", "client-socket-worker-pool.pool-size-min", "0", "scales no loop" },
+        { "server-socket-worker-pool.pool-size-min = lots", "server-socket-worker-pool.pool-size-min", "lots", "whole number" },
+        { "client-socket-worker-pool.pool-size-factor = lots", "client-socket-worker-pool.pool-size-factor", "lots", "number" },
+        { "client-socket-worker-pool.pool-size-max = many", "client-socket-worker-pool.pool-size-max", "many", "whole number" },
+        { "send-buffer-size = lots", "send-buffer-size", "lots", "a size such as" },
+        { "receive-buffer-size = lots", "receive-buffer-size", "lots", "a size such as" },
+        { "backlog = lots", "backlog", "lots", "whole number" },
+        { "backlog = 99999999999", "backlog", "99999999999", "from 0 to 2147483647" },
+        { "write-buffer-low-water-mark = lots", "write-buffer-low-water-mark", "lots", "a size such as" },
+        { "public-port = 70000", "public-port", "70000", "from 0 to 65535" },
+        { "connection-timeout = soon", "connection-timeout", "soon", "a duration such as" },
         { "event-loop = fibers", "event-loop", "fibers", "thread-pool or dedicated" },
     };
 

@@ -50,8 +50,8 @@ public abstract partial class TransportSuite
     }
 
     [Theory]
-    [InlineData("batching.max-pending-writes = 0", "batching.max-pending-writes", "'0'")]
-    [InlineData("batching.flush-interval = 0ms", "batching.flush-interval", "'0ms'")]
+    [InlineData("batching.max-pending-writes = thirty", "batching.max-pending-writes", "'thirty'")]
+    [InlineData("connection-timeout = 0s", "connection-timeout", "'0s'")]
     [InlineData("maximum-frame-size = 1000b", "maximum-frame-size", "'1000b'")]
     public void A_bad_config_value_stops_the_ActorSystem_from_starting_naming_the_key(string section, string key, string value)
     {

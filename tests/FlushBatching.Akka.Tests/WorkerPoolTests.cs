@@ -39,7 +39,7 @@ public sealed class WorkerPoolTests
 
         Assert.IsType<SocketConnectionStack>(new BatchingTcpTransport(system, ConfigurationFactory.ParseString(Pools)).Stack);
         Assert.Throws<InvalidSettingException>(() =>
-            new BatchingTcpTransport(system, ConfigurationFactory.ParseString("server-socket-worker-pool.pool-size-min = 0")));
+            new BatchingTcpTransport(system, ConfigurationFactory.ParseString("server-socket-worker-pool.pool-size-max = 0")));
     }
 
     [Theory]

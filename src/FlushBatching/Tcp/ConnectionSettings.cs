@@ -50,6 +50,9 @@ public sealed record ConnectionSettings
     /// <summary>15 seconds, as in Akka.Remote.</summary>
     internal static readonly TimeSpan DefaultConnectTimeout = TimeSpan.FromSeconds(15);
 
+    /// <summary>1 hour: the longest <see cref="ConnectTimeout"/>; longer is a mistake in units.</summary>
+    internal static readonly TimeSpan ConnectTimeoutLimit = TimeSpan.FromHours(1);
+
     /// <summary>
     /// 2 seconds, Akka.Remote's <c>flush-wait-on-shutdown</c>: long enough for a peer that reads to take what is queued
     /// and end its side, short enough that one that has stopped reading (a long GC pause, a paused VM) holds a closing
@@ -198,7 +201,7 @@ public sealed record ConnectionSettings
     /// <summary>Returns a copy with <see cref="ConnectTimeout"/> set (above 0, at most 1 hour).</summary>
     public ConnectionSettings WithConnectTimeout(TimeSpan timeout) => this with
     {
-        ConnectTimeout = timeout > TimeSpan.Zero && timeout <= TimeSpan.FromHours(1)
+        ConnectTimeout = timeout > TimeSpan.Zero && timeout <= ConnectTimeoutLimit
             ? timeout
             : throw new InvalidSettingException(SettingKeys.ConnectTimeout, SettingText.FormatDuration(timeout), "a duration above 0 and at most 1h"),
     };

@@ -125,17 +125,32 @@ public sealed record TlsSettings
     /// <summary>Finds the certificate by thumbprint in a certificate store.</summary>
     /// <exception cref="InvalidSettingException">The store cannot be opened on this platform (on Linux, LocalMachine has only
     /// Root and CertificateAuthority), no certificate with that thumbprint is in it, or it has no usable private key.</exception>
-    public static TlsSettings FromStore(StoreName storeName, StoreLocation storeLocation, string thumbprint)
+    public static TlsSettings FromStore(StoreName storeName, StoreLocation storeLocation, string thumbprint) =>
+        FromStore(new X509Store(storeName, storeLocation), storeName.ToString(), storeLocation, thumbprint);
+
+    /// <summary>
+    /// Finds the certificate by thumbprint in the store of that name, any name the platform's <see cref="X509Store"/>
+    /// takes, as stock Akka.Remote opens its <c>store-name</c>: a store of the system's own (<c>WebHosting</c> on Windows)
+    /// or one an application made.
+    /// </summary>
+    /// <exception cref="InvalidSettingException">As <see cref="FromStore(StoreName, StoreLocation, string)"/>.</exception>
+    public static TlsSettings FromStore(string storeName, StoreLocation storeLocation, string thumbprint)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(storeName);
+        return FromStore(new X509Store(storeName, storeLocation), storeName, storeLocation, thumbprint);
+    }
+
+    private static TlsSettings FromStore(X509Store opened, string storeName, StoreLocation storeLocation, string thumbprint)
     {
         ArgumentNullException.ThrowIfNull(thumbprint);
-        using var store = new X509Store(storeName, storeLocation);
+        using var store = opened;
         try
         {
             store.Open(OpenFlags.ReadOnly);
         }
         catch (CryptographicException e)
         {
-            throw new InvalidSettingException(SettingKeys.CertificateStoreName, storeName.ToString(), $"a store this platform can open in {storeLocation} ({e.Message})", e);
+            throw new InvalidSettingException(SettingKeys.CertificateStoreName, storeName, $"a store this platform can open in {storeLocation} ({e.Message})", e);
         }
 
         var found = store.Certificates.Find(X509FindType.FindByThumbprint, thumbprint, validOnly: false);
