@@ -9,7 +9,8 @@ namespace FlushBatching.Akka.Tests;
 /// A drop-in starts wherever stock starts. Each value below is first given to a real stock 1.5.x node, which must serve
 /// a stock peer both ways (asked by one, asking another); the same section then starts a node on each stack. Starts and
 /// serves on stock, so starts and serves here, and a WARNING names the key where what applies differs from what was
-/// written; refused by stock (or started and unable to serve), so refused here at start, naming the key.
+/// written; refused by stock (or started and unable to serve), so refused here at start, naming the key. On the sockets
+/// stack and on the DotNetty stack with each kind of event loop.
 /// </summary>
 /// <remarks>The oracle is stock itself, not a copy of its rules: a new Akka.NET that changes its mind turns a row red.</remarks>
 public sealed class StockStartsHereTooTests : IAsyncLifetime
@@ -85,9 +86,9 @@ public sealed class StockStartsHereTooTests : IAsyncLifetime
     public async Task A_value_stock_starts_and_serves_with_starts_and_serves_here_with_a_warning_where_it_is_corrected(string section, string key, bool appliesAsWritten)
     {
         var stockServes = await StartsAndServes(Node.Stock, section) is { Started: true, Served: true };
-        foreach (var stack in new[] { Node.BatchingTcp, Node.DotNettyBatching })
+        foreach (var (stack, loops) in new[] { (Node.BatchingTcp, ""), (Node.DotNettyBatching, ""), (Node.DotNettyBatching, "event-loop = dedicated\n") })
         {
-            var here = await StartsAndServes(stack, section);
+            var here = await StartsAndServes(stack, loops + section);
             if (stockServes)
             {
                 Assert.True(here.Started, $"{stack}: stock starts with '{section}', this stack refused it: {here.Refusal}");
