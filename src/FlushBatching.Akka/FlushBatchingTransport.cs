@@ -54,60 +54,12 @@ public abstract class FlushBatchingTransport : Transport
         // A Meter of its own, every measurement tagged with the address this transport is configured with: one
         // value per ActorSystem, so two systems in one process are told apart. Disposed at shutdown.
         _address = "akka." + Settings.Addressing.Configured(SchemeIdentifier, system.Name);
-        Settings = Settings.WithMetrics(new FlushBatchingMetrics(new KeyValuePair<string, object?>(AddressTag, _address)));
-        Settings.Connection.Metrics.Meter.CreateObservableUpDownCounter(
-            PeerUnsentInstrument, UnsentByPeer, "By",
-            "Bytes written and not yet sent, for each peer this node has a connection with: the slow peer's series stays high.");
+        Settings = Settings.WithMetrics(new FlushBatchingMetrics(new KeyValuePair<string, object?>(TransportInstruments.AddressTag, _address)));
+        TransportInstruments.PublishUnsentByPeer(Settings.Connection.Metrics, _address,
+            () => _connections.Snapshot().Select(tracked => (tracked.Connection, tracked.Peer, tracked.Inbound)));
         _stack = stack(Settings);
         _setupLog = new InboundSetupLog(Log, Settings.Connection.TimeProvider);
     }
-
-    /// <summary>
-    /// The tag on every measurement of a transport's <c>FlushBatching</c> Meter: its configured address, such as
-    /// <c>akka.tcp://MySystem@10.0.0.5:4053</c> (port 0 when the port is left to the system).
-    /// </summary>
-    public const string AddressTag = "akka.address";
-
-    /// <summary>
-    /// The tag of <c>flushbatching.transport.listening</c> that names the I/O stack: <c>sockets</c> or <c>dotnetty</c>.
-    /// </summary>
-    public const string StackTag = "flushbatching.stack";
-
-    /// <summary>
-    /// The tag of <c>flushbatching.transport.listening</c> that names what runs the DotNetty stack's event loops:
-    /// <c>thread-pool</c> or <c>dedicated</c>, as <c>event-loop</c> says. The sockets stack has none.
-    /// </summary>
-    public const string EventLoopTag = "flushbatching.event_loop";
-
-    /// <summary>
-    /// The instrument that reads 1 for every FlushBatching transport listening in the process, tagged with its
-    /// <see cref="AddressTag"/>, <see cref="StackTag"/> and, on DotNetty, <see cref="EventLoopTag"/>: that a node runs
-    /// this transport, and on which stack, can be checked from its metrics at any log level.
-    /// </summary>
-    public const string ListeningInstrument = "flushbatching.transport.listening";
-
-    /// <summary>
-    /// The instrument that reads, for each peer this transport has connections with, the bytes written to them and not
-    /// yet sent, tagged with <see cref="AddressTag"/>, <see cref="PeerAddressTag"/>, <see cref="PeerPortTag"/> and
-    /// <see cref="DirectionTag"/>: when <c>flushbatching.writes.refused</c> rises, the series that stays high names the
-    /// slow peer. A series lasts as long as the peer's connections: there are never more than the connections open.
-    /// </summary>
-    public const string PeerUnsentInstrument = "flushbatching.peer.unsent";
-
-    /// <summary>The tag of <see cref="PeerUnsentInstrument"/> that gives the peer's IP address, as OpenTelemetry names it.</summary>
-    public const string PeerAddressTag = "network.peer.address";
-
-    /// <summary>
-    /// The tag of <see cref="PeerUnsentInstrument"/> that gives the peer's port: the port it listens on when this node
-    /// connected to it, the port it connected from (a new one for each connection) when it connected to this node.
-    /// </summary>
-    public const string PeerPortTag = "network.peer.port";
-
-    /// <summary>
-    /// The tag of <see cref="PeerUnsentInstrument"/> that says who opened the connection: <c>outbound</c> (this node) or
-    /// <c>inbound</c> (the peer).
-    /// </summary>
-    public const string DirectionTag = "flushbatching.direction";
 
     /// <summary>
     /// Reads <paramref name="section"/> as a transport reads its own at start, over the package's defaults, and throws
@@ -155,24 +107,9 @@ public abstract class FlushBatchingTransport : Transport
 
         _listening = true;
         var address = Settings.Addressing.ListenAddress(SchemeIdentifier, System.Name, bound);
-        PublishListening("akka." + address);
+        TransportInstruments.PublishListening(Settings.Connection.Metrics, "akka." + address, _stack);
         Log.Info("FlushBatching transport listening on akka.{0} ({1}, {2}); {3}", address, bound, _stack.Description, Settings);
         return (address, _associationListener);
-    }
-
-    // One series while this transport listens, on its own Meter: disposed at shutdown, the series ends with it.
-    private void PublishListening(string address)
-    {
-        var tags = new List<KeyValuePair<string, object?>> { new(AddressTag, address), new(StackTag, _stack.Name.ToLowerInvariant()) };
-        if (_stack is DotNettyConnectionStack dotNetty)
-        {
-            tags.Add(new(EventLoopTag, EventLoopKindNames.Of(dotNetty.Loops)));
-        }
-
-        var measurement = new System.Diagnostics.Metrics.Measurement<int>(1, tags);
-        Settings.Connection.Metrics.Meter.CreateObservableUpDownCounter(
-            ListeningInstrument, () => measurement, "{transport}",
-            "1 for each FlushBatching transport listening, tagged with its address, its stack and (DotNetty) its event loops.");
     }
 
     /// <inheritdoc />
@@ -345,17 +282,6 @@ public abstract class FlushBatchingTransport : Transport
     }
 
     private void OnRejected(Exception reason) => _setupLog.Dropped(reason);
-
-    // One measurement per peer: the connections to one peer's address and port (two while Akka replaces one) add up.
-    private IEnumerable<System.Diagnostics.Metrics.Measurement<long>> UnsentByPeer() => _connections.Snapshot()
-        .GroupBy(tracked => (tracked.Peer.Address, tracked.Peer.Port, tracked.Inbound))
-        .Select(peer => new System.Diagnostics.Metrics.Measurement<long>(peer.Sum(tracked => tracked.Connection.UnsentBytes),
-        [
-            new(AddressTag, _address),
-            new(PeerAddressTag, peer.Key.Address.ToString()),
-            new(PeerPortTag, peer.Key.Port),
-            new(DirectionTag, peer.Key.Inbound ? "inbound" : "outbound"),
-        ]));
 
     // A connection this transport holds until it ends, its peer's end, and who opened it.
     private sealed record TrackedConnection(ITransportConnection Connection, System.Net.IPEndPoint Peer, bool Inbound);

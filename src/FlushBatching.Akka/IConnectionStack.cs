@@ -15,6 +15,9 @@ internal interface IConnectionStack
     /// <summary>The stack's name and how it runs, for the start-up log line.</summary>
     string Description => Name;
 
+    /// <summary>What runs the stack's event loops (<c>event-loop</c>'s value), or <c>null</c> for a stack that has none.</summary>
+    string? EventLoop => null;
+
     /// <summary>Binds <paramref name="endpoint"/> and announces every inbound connection once it is set up.</summary>
     /// <param name="endpoint">Where to listen; port 0 lets the system choose.</param>
     /// <param name="onInbound">Called once per connection, after its TLS handshake.</param>

@@ -51,7 +51,7 @@ public sealed class OpenTelemetryMetricsTests
 
         // One series per transport: the two systems share a name and a process, and are told apart by address
         // (other tests' systems, running alongside in this process, have series of their own).
-        var addresses = points.Select(p => Tag(p, FlushBatchingTransport.AddressTag)).ToList();
+        var addresses = points.Select(p => Tag(p, TransportInstruments.AddressTag)).ToList();
         Assert.Single(addresses, $"akka.tcp://{HostedNode.SystemName}@127.0.0.1:{first}");
         Assert.Single(addresses, $"akka.tcp://{HostedNode.SystemName}@127.0.0.1:{second}");
         Assert.All(points, p => Assert.True(p.GetHistogramCount() > 0));

@@ -16,15 +16,15 @@ public abstract partial class TransportSuite
         var node = Nodes.Start("listening", TransportClass, hocon: "akka.loglevel = WARNING");
         var address = node.Address.ToString();
         List<(long Value, Dictionary<string, object?> Tags)> Read() =>
-            recorder.ObserveSeries(FlushBatchingTransport.ListeningInstrument)
-                .Where(series => series.Tags.GetValueOrDefault(FlushBatchingTransport.AddressTag) as string == address).ToList();
+            recorder.ObserveSeries(TransportInstruments.ListeningInstrument)
+                .Where(series => series.Tags.GetValueOrDefault(TransportInstruments.AddressTag) as string == address).ToList();
 
         try
         {
             Assert.DoesNotContain(node.Logs, e => e.ToString()!.Contains("FlushBatching transport listening on"));
             var (value, tags) = Assert.Single(Read());
             Assert.Equal(1, value);
-            Assert.Equal(ListeningTags, string.Join(" ", tags.Where(tag => tag.Key != FlushBatchingTransport.AddressTag).OrderBy(tag => tag.Key).Select(tag => $"{tag.Key}={tag.Value}")));
+            Assert.Equal(ListeningTags, string.Join(" ", tags.Where(tag => tag.Key != TransportInstruments.AddressTag).OrderBy(tag => tag.Key).Select(tag => $"{tag.Key}={tag.Value}")));
         }
         finally
         {

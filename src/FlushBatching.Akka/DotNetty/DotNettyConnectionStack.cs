@@ -40,7 +40,9 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
 
     public string Name => "DotNetty";
 
-    public string Description => $"DotNetty, {SettingKeys.EventLoop} = {EventLoopKindNames.Of(Loops)}";
+    public string Description => $"DotNetty, {SettingKeys.EventLoop} = {EventLoop}";
+
+    public string EventLoop => EventLoopKindNames.Of(Loops);
 
     /// <summary>What runs the event loops.</summary>
     internal EventLoopKind Loops { get; }
