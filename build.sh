@@ -158,21 +158,66 @@ check_versions_from_tags() {
   echo "versions from tags: a commit tagged v9.8.7 builds 9.8.7; this one builds $package_version"
 }
 
-# The README's install commands, word for word: the fenced block after the line "<!-- build.sh runs: NAME -->", run in
-# a new folder outside this repository (whose Directory.Build.props would reach an app inside it), as a user would.
-# The packages restore into artifacts/sample-packages, never into the user's NuGet cache, and the dotnet CLI's own
-# caches (templates, first run) go to a HOME of the step's own (tools/isolated.sh). Prints the folder.
-run_readme_block() {
-  local name=$1 block dir
+# A block of a markdown file, word for word: the fenced block after the line "<!-- build.sh runs: NAME -->". $1 is the
+# file, $2 the name.
+marked_block() {
+  local file=$1 name=$2 block
   block=$(awk -v marker="<!-- build.sh runs: $name -->" '
     $0 == marker { found = 1; next }
     found && /^```/ { if (open) exit; open = 1; next }
-    found && open { print }' README.md)
-  [[ -n $block ]] || { echo "error: README.md has no block marked '<!-- build.sh runs: $name -->'" >&2; exit 1; }
+    found && open { print }' "$file")
+  [[ -n $block ]] || { echo "error: $file has no block marked '<!-- build.sh runs: $name -->'" >&2; exit 1; }
+  printf '%s\n' "$block"
+}
+
+# Install commands, word for word (marked_block $1 $2), run in a new folder outside this repository (whose
+# Directory.Build.props would reach an app inside it), as a user would. The packages restore into
+# artifacts/sample-packages, never into the user's NuGet cache, and the dotnet CLI's own caches (templates, first run)
+# go to a HOME of the step's own (tools/isolated.sh). Prints the folder.
+run_readme_block() {
+  local block dir
+  block=$(marked_block "$1" "$2")
   dir=$(mktemp -d)
   (cd "$dir" && FLUSHBATCHING_PACKAGES=$root/$artifacts/packages NUGET_PACKAGES=$root/$artifacts/sample-packages \
     "$root/tools/isolated.sh" bash -euo pipefail -c "$block") >&2
   echo "$dir"
+}
+
+# The README's Hosting program, as written, run as the README says: a seed node and a second one, on free loopback
+# ports, until the second is welcomed into the cluster and both log that they run FlushBatching. $1 is the app's folder.
+run_readme_cluster() {
+  local app=$1 seed_port other_port seed_log other_log seed other dll formed=0
+  read -r seed_port other_port < <(python3 -c 'import socket
+s = [socket.socket() for _ in range(2)]
+[x.bind(("127.0.0.1", 0)) for x in s]
+print(*[x.getsockname()[1] for x in s])')
+  seed_log=$(mktemp) other_log=$(mktemp)
+  (cd "$app" && NUGET_PACKAGES=$root/$artifacts/sample-packages bounded "$root/tools/isolated.sh" dotnet build -v q >&2)
+  # What `dotnet run -- HOST PORT SEED` runs, started as the built app itself so that SIGTERM reaches it.
+  dll=$(ls "$app"/bin/Debug/net*/MyHostedNode.dll | head -1)
+  (cd "$app" && exec "$root/tools/isolated.sh" dotnet "$dll" 127.0.0.1 "$seed_port" "127.0.0.1:$seed_port" >"$seed_log" 2>&1) &
+  seed=$!
+  (cd "$app" && exec "$root/tools/isolated.sh" dotnet "$dll" 127.0.0.1 "$other_port" "127.0.0.1:$seed_port" >"$other_log" 2>&1) &
+  other=$!
+  for _ in $(seq 1 120); do
+    if grep -q "Welcome from \[akka.tcp://MySystem@127.0.0.1:$seed_port\]" "$other_log" &&
+      grep -q 'FlushBatching transport listening' "$seed_log" && grep -q 'FlushBatching transport listening' "$other_log"; then
+      formed=1
+      break
+    fi
+    sleep 1
+  done
+  kill -TERM "$seed" "$other" 2>/dev/null || true
+  for _ in $(seq 1 30); do
+    kill -0 "$seed" 2>/dev/null || kill -0 "$other" 2>/dev/null || break
+    sleep 1
+  done
+  kill -KILL "$seed" "$other" 2>/dev/null || true
+  wait "$seed" "$other" 2>/dev/null || true
+  cat "$seed_log" "$other_log"
+  rm -f "$seed_log" "$other_log"
+  ((formed)) || { echo "error: the two nodes of README.md's Hosting program did not form a cluster on FlushBatching within 2 minutes" >&2; exit 1; }
+  echo "the README's Hosting program: two nodes formed a cluster on FlushBatching"
 }
 
 # RemotePingPong across two processes: a server in the background, a client against the address it prints.
@@ -261,24 +306,27 @@ case "$command" in
     pack_packages --no-build
     check_versions_from_tags
 
-    # A user's apps, from the packed packages alone, made by the README's own install commands: a new console app
-    # switched by HOCON (samples/TwoNodes), and a new Akka.Hosting app (samples/HostingCluster's program) whose two
-    # nodes form a cluster; each node must log that it runs FlushBatching.
+    # A user's apps, from the packed packages alone, made by the documented install commands and nothing else: a new
+    # console app switched by HOCON (samples/TwoNodes, by its README's block), and a new Akka.Hosting app running the
+    # README's own program, whose two nodes form a cluster; each node must log that it runs FlushBatching.
     phase "the README's install commands"
     rm -rf "$artifacts/sample-packages"
     sample_log=$(mktemp)
-    app=$(run_readme_block akka)
+    app=$(run_readme_block samples/TwoNodes/README.md akka)
     cp samples/TwoNodes/Program.cs "$app/MyNode/"
     (cd "$app/MyNode" && NUGET_PACKAGES=$root/$artifacts/sample-packages bounded "$root/tools/isolated.sh" dotnet run) 2>&1 | tee "$sample_log"
     grep -q '^100 round trips' "$sample_log" && [[ $(grep -c 'FlushBatching transport listening' "$sample_log") == 2 ]] ||
-      { echo "error: the app made by README.md's install commands did not run its two nodes on FlushBatching" >&2; exit 1; }
+      { echo "error: the app made by samples/TwoNodes/README.md's install commands did not run its two nodes on FlushBatching" >&2; exit 1; }
     rm -rf "$app"
-    app=$(run_readme_block hosting)
-    cp samples/HostingCluster/Program.cs "$app/MyHostedNode/"
-    (cd "$app/MyHostedNode" && export NUGET_PACKAGES=$root/$artifacts/sample-packages &&
-      "$root/tools/isolated.sh" dotnet add package Akka.Cluster.Hosting >&2 && bounded "$root/tools/isolated.sh" dotnet run) 2>&1 | tee "$sample_log"
-    grep -q '^cluster formed on the Sockets stack' "$sample_log" && [[ $(grep -c 'FlushBatching transport listening' "$sample_log") == 2 ]] ||
-      { echo "error: the Akka.Hosting app made by README.md's install commands did not form its cluster on FlushBatching" >&2; exit 1; }
+    # The core package's README: its program, as written, in the app its block makes.
+    app=$(run_readme_block src/FlushBatching/README.md core)
+    marked_block src/FlushBatching/README.md core-program >"$app/MyFramedApp/Program.cs"
+    (cd "$app/MyFramedApp" && NUGET_PACKAGES=$root/$artifacts/sample-packages bounded "$root/tools/isolated.sh" dotnet run) 2>&1 | tee "$sample_log"
+    grep -q '^1000 frames received$' "$sample_log" || { echo "error: the core README's program did not deliver its 1000 frames" >&2; exit 1; }
+    rm -rf "$app"
+    app=$(run_readme_block README.md hosting)
+    marked_block README.md hosting-program >"$app/MyHostedNode/Program.cs"
+    run_readme_cluster "$app/MyHostedNode"
     rm -rf "$app"
     # The same app on .NET 8, the packages' lowest target: published self-contained with NuGet's runtime for this host
     # (the runtime pack comes from the package source), on each stack.

@@ -100,4 +100,22 @@ public sealed class FlushBatchingOptionsTests
         Assert.Null(options.BatchingEnabled);
         Assert.Equal("65536b", Section(options).GetString("batching.max-pending-bytes"));
     }
+
+    [Fact]
+    public void Getting_started_lists_every_option_in_its_table()
+    {
+        // The page a user reads to find the switch back (Enabled) must name every option there is.
+        var directory = new DirectoryInfo(AppContext.BaseDirectory);
+        while (directory is not null && !File.Exists(Path.Combine(directory.FullName, "FlushBatching.sln")))
+        {
+            directory = directory.Parent;
+        }
+
+        Assert.NotNull(directory);
+        var page = File.ReadAllText(Path.Combine(directory.FullName, "docs", "getting-started.md"));
+        var options = typeof(FlushBatchingOptions).GetProperties().Where(p => p.CanWrite).Select(p => p.Name).ToList();
+
+        Assert.NotEmpty(options);
+        Assert.All(options, option => Assert.True(page.Contains($"| `{option}` |", StringComparison.Ordinal), $"docs/getting-started.md's table of options has no row for {option}"));
+    }
 }

@@ -66,6 +66,9 @@ internal sealed class FrameWriteQueue
     /// <summary>Whether <see cref="RequestClose"/> was called.</summary>
     public bool IsCloseRequested => Volatile.Read(ref _closeRequested);
 
+    /// <summary>Whether writes are refused for good: a close was asked for, or the queue is closed.</summary>
+    public bool IsClosing => Volatile.Read(ref _closeRequested) || Volatile.Read(ref _closed);
+
     /// <summary>
     /// Send loop only: when the oldest of the frames last taken was written, as a <see cref="TimeProvider"/> timestamp.
     /// One clock read per burst, not per frame, and none while nobody listens to <c>flushbatching.queue_delay</c>: 0 then.

@@ -67,6 +67,13 @@ public sealed class FramedConnection : IAsyncDisposable
     /// <summary>Unsent bytes above which writes are refused now: set, or following the connection's rate.</summary>
     internal long HighWaterMark => _queue.HighWaterMark;
 
+    /// <summary>
+    /// Whether the connection is closing or has ended: <see cref="TryWrite"/> refuses from then on, for good, and
+    /// <see cref="WhenWritableAsync"/> completes at once. A back-pressure loop checks it after a refused write, or it
+    /// would spin.
+    /// </summary>
+    public bool IsClosing => _queue.IsClosing;
+
     /// <summary>Bytes written but not yet handed to the socket.</summary>
     public long UnsentBytes => _queue.UnsentBytes;
 
@@ -83,8 +90,10 @@ public sealed class FramedConnection : IAsyncDisposable
     /// writes made from one thread (and of writes ordered by the caller across threads).
     /// </summary>
     /// <returns>
-    /// <c>true</c> when the frame is queued; <c>false</c> when the connection is above its high-water mark or
-    /// closing, and nothing was queued: try again later (see <see cref="WhenWritableAsync"/>).
+    /// <c>true</c> when the frame is queued; <c>false</c> when nothing was queued, for one of two reasons. Above the
+    /// high-water mark: try again once <see cref="WhenWritableAsync"/> completes. Closing or ended (<see cref="IsClosing"/>):
+    /// no write will be taken again, and <see cref="WhenWritableAsync"/> completes at once, so a loop that only awaits it
+    /// spins.
     /// </returns>
     /// <exception cref="ArgumentException">The payload does not fit in a frame; the message names its size and the limit.</exception>
     public bool TryWrite(ReadOnlySpan<byte> payload)
@@ -103,7 +112,7 @@ public sealed class FramedConnection : IAsyncDisposable
         return true;
     }
 
-    /// <summary>Completes when <see cref="TryWrite"/> takes writes again, or the connection has ended.</summary>
+    /// <summary>Completes when <see cref="TryWrite"/> takes writes again, or at once when the connection is closing or has ended (<see cref="IsClosing"/>).</summary>
     public Task WhenWritableAsync(CancellationToken cancellationToken = default) => _queue.WhenWritableAsync(cancellationToken);
 
     /// <summary>

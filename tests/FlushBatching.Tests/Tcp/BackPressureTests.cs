@@ -48,6 +48,33 @@ public class BackPressureTests
         await reader.WaitForCountAsync(accepted);
     }
 
+    [Fact]
+    public async Task Above_the_mark_a_refused_write_is_not_closing_and_once_closing_every_write_is_refused_for_good()
+    {
+        // What a back-pressure loop needs to tell the two refusals apart: WhenWritableAsync completes at once when
+        // closing, so a loop that only awaited it would spin.
+        var settings = ConnectionSettings.Default.WithSendBufferSize(64 * 1024).WithReceiveBufferSize(64 * 1024).WithWriteBufferWaterMarks(256 * 1024, 128 * 1024);
+        await using var loopback = Loopback.Listen(settings);
+        var (client, server) = await loopback.ConnectAsync(settings);
+        using var gate = new ManualResetEventSlim(false);
+        server.Start(new GatedReader(gate));
+        var payload = new byte[16 * 1024];
+        while (client.TryWrite(payload))
+        {
+        }
+
+        Assert.False(client.IsClosing);
+        Assert.False(client.WhenWritableAsync().IsCompleted);
+
+        var closed = client.CloseAsync();
+        Assert.True(client.IsClosing);
+        Assert.False(client.TryWrite(payload));
+        Assert.True(client.WhenWritableAsync().IsCompleted);
+        gate.Set();
+        await Poll.Within(closed);
+        Assert.True(client.IsClosing);
+    }
+
     private sealed class GatedReader(ManualResetEventSlim gate) : IFrameHandler
     {
         private readonly FrameCollector _inner = new();
