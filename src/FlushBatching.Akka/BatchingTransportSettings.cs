@@ -86,6 +86,7 @@ internal sealed record BatchingTransportSettings
             .WithBacklog(InRange(read, SettingKeys.Backlog,
                 stock.WholeFromZero(SettingKeys.Backlog, "a listening socket's queue is a length from 0; stock's DotNetty refuses a negative one and keeps its default"), 0, int.MaxValue))
             .WithConnectTimeout(stock.Duration(SettingKeys.ConnectTimeout, ConnectionSettings.ConnectTimeoutLimit, stockReads: true))
+            .WithMaxInboundConnections(MaxInboundConnections(read))
             .WithFraming(FramingSettings.Default
                 .WithMaximumFrameSize(stock.FrameSize(SettingKeys.MaximumFrameSize))
                 .WithByteOrder(ByteOrderOf(read.Text(SettingKeys.ByteOrder))))
@@ -228,6 +229,31 @@ internal sealed record BatchingTransportSettings
             ? marked.WithWriteBufferWaterMarksOrDefaults(null, low == 0 ? null : low)
             : stock.Corrected(SettingKeys.LowWaterMark, marked, marked, $"half {SettingKeys.HighWaterMark} ({SettingText.FormatSize(marked.WriteBufferLowWaterMark)})",
                 $"a low mark at or above the high one ({SettingText.FormatSize(marked.WriteBufferHighWaterMark)}) would never take writes again");
+    }
+
+    // auto (null: derived by each listener at its start), 0 or unbounded (none), or a bound that leaves the reserve free.
+    private static int? MaxInboundConnections(SectionReader read)
+    {
+        const string key = SettingKeys.MaxInboundConnections;
+        var text = read.Text(key).Trim().ToLowerInvariant();
+        if (text is "auto" or "")
+        {
+            return null;
+        }
+
+        if (text is "unbounded" or "0")
+        {
+            return 0;
+        }
+
+        var limit = DescriptorBudget.ProcessLimit();
+        var most = limit is { } l ? Math.Max(1, l - DescriptorBudget.Reserve(l)) : int.MaxValue;
+        var allowed = limit is { } known
+            ? $"auto, unbounded, 0, or a whole number from 1 to {most} (this process's descriptor limit of {known} less a reserve of {DescriptorBudget.Reserve(known)})"
+            : "auto, unbounded, 0, or a whole number from 1";
+        return long.TryParse(text, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var bound) && bound >= 1 && bound <= most
+            ? (int)bound
+            : throw new InvalidSettingException(key, read.Text(key), allowed);
     }
 
     private static int InRange(SectionReader read, string key, long number, int min, int max) => number >= min && number <= max

@@ -1,4 +1,5 @@
 using Akka.Event;
+using FlushBatching.Tcp;
 
 namespace FlushBatching.Akka;
 
@@ -59,7 +60,13 @@ internal sealed class InboundSetupLog
             _unlogged = 0;
         }
 
-        if (unlogged == 0)
+        if (reason is InboundSlots.BoundReachedException)
+        {
+            // A pause at max-inbound-connections drops nothing: said as it is, counted with the drops of its interval.
+            _log.Warning("FlushBatching transport: {0}{1}", reason.Message,
+                unlogged == 0 ? "" : $" ({unlogged} inbound connection(s) were dropped before they were set up since the last line)");
+        }
+        else if (unlogged == 0)
         {
             _log.Warning("FlushBatching transport dropped an inbound connection before it was set up: {0}", reason.Message);
         }

@@ -43,6 +43,7 @@ internal static class SettingKeys
 
     /// <summary>The key of <see cref="Tcp.ConnectionSettings.Backlog"/>.</summary>
     internal const string Backlog = "backlog";
+    internal const string MaxInboundConnections = "max-inbound-connections";
 
     /// <summary>The key of <see cref="Tcp.ConnectionSettings.ConnectTimeout"/>.</summary>
     internal const string ConnectTimeout = "connection-timeout";

@@ -32,6 +32,7 @@ public sealed class BatchingTransportSettingsTests
         Assert.Equal(core.ReceiveBufferSize, fromReference.ReceiveBufferSize);
         Assert.Equal(core.Backlog, fromReference.Backlog);
         Assert.Equal(core.ConnectTimeout, fromReference.ConnectTimeout);
+        Assert.Equal(core.MaxInboundConnections, fromReference.MaxInboundConnections);
         Assert.Equal(core.WriteBufferHighWaterMark, fromReference.WriteBufferHighWaterMark);
         Assert.Equal(core.WriteBufferLowWaterMark, fromReference.WriteBufferLowWaterMark);
         Assert.Null(fromReference.Tls);
@@ -53,10 +54,35 @@ public sealed class BatchingTransportSettingsTests
                 "ssl.validate-certificate-hostname",
                 "server-socket-worker-pool.pool-size-min", "server-socket-worker-pool.pool-size-factor", "server-socket-worker-pool.pool-size-max",
                 "client-socket-worker-pool.pool-size-min", "client-socket-worker-pool.pool-size-factor", "client-socket-worker-pool.pool-size-max",
-                "event-loop",
+                "event-loop", "max-inbound-connections",
             ];
 
         Assert.Equal(string.Join(" ", expected.Order()), string.Join(" ", keys.Order()));
+    }
+
+    [Theory]
+    [InlineData("auto", null)]
+    [InlineData("AUTO", null)]
+    [InlineData("unbounded", 0)]
+    [InlineData("0", 0)]
+    [InlineData("100", 100)]
+    public void Max_inbound_connections_is_derived_unbounded_or_as_set(string value, int? expected)
+    {
+        var settings = BatchingTransportSettings.Create(ConfigurationFactory.ParseString($"max-inbound-connections = {value}"));
+
+        Assert.Equal(expected, settings.Connection.MaxInboundConnections);
+    }
+
+    [LinuxFact("reads RLIMIT_NOFILE through libc")]
+    public void A_max_inbound_connections_that_leaves_no_reserve_of_descriptors_is_refused_naming_the_limit()
+    {
+        var limit = DescriptorBudget.ProcessLimit()!.Value;
+        var most = limit - DescriptorBudget.Reserve(limit);
+
+        Assert.Equal(most, BatchingTransportSettings.Create(ConfigurationFactory.ParseString($"max-inbound-connections = {most}")).Connection.MaxInboundConnections);
+        var e = Assert.Throws<InvalidSettingException>(() => BatchingTransportSettings.Create(ConfigurationFactory.ParseString($"max-inbound-connections = {most + 1}")));
+        Assert.Equal("max-inbound-connections", e.Key);
+        Assert.Contains($"descriptor limit of {limit}", e.Allowed);
     }
 
     [Fact]

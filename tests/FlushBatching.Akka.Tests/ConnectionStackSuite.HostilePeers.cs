@@ -46,6 +46,31 @@ public abstract partial class ConnectionStackSuite
         Assert.Equal("still serving", (await Poll.Within(received.Payloads.Reader.ReadAsync().AsTask())).ToStringUtf8());
     }
 
+    [Fact]
+    public async Task At_max_inbound_connections_the_stack_stops_accepting_says_so_once_and_accepts_again_when_one_ends()
+    {
+        var settings = ConnectionSettings.Default.WithMaxInboundConnections(2);
+        var endpoint = await Listen(settings);
+        await Poll.Within(Stack(settings).ConnectAsync(endpoint, settings));
+        var firstAccepted = await Poll.Within(_inbound.Reader.ReadAsync().AsTask());
+        await Poll.Within(Stack(settings).ConnectAsync(endpoint, settings));
+        await Poll.Within(_inbound.Reader.ReadAsync().AsTask());
+
+        // The third waits in the backlog: connected as TCP sees it, never accepted, while the first two are open.
+        using var third = await RawPeer.ConnectAsync(endpoint);
+        var paused = await Poll.Within(_rejected.Reader.ReadAsync().AsTask());
+        Assert.Contains("max-inbound-connections", paused.Message);
+        Assert.Contains("2 inbound connections are open", paused.Message);
+        await Task.Delay(300);
+        Assert.False(_inbound.Reader.TryPeek(out _), "a connection was accepted past the bound");
+        Assert.False(_rejected.Reader.TryPeek(out _), "the pause was reported more than once");
+
+        // One of the two ends: its slot goes to the one waiting.
+        firstAccepted.Abort();
+        await Poll.Within(firstAccepted.Completion);
+        await Poll.Within(_inbound.Reader.ReadAsync().AsTask());
+    }
+
     [Theory]
     [InlineData(2)] // half a length prefix
     [InlineData(10)] // a prefix and part of its payload

@@ -59,6 +59,8 @@ public sealed class SettingsValidationTests
         { "public-port = 70000", "public-port", "70000", "from 0 to 65535" },
         { "connection-timeout = soon", "connection-timeout", "soon", "a duration such as" },
         { "event-loop = fibers", "event-loop", "fibers", "thread-pool or dedicated" },
+        { "max-inbound-connections = lots", "max-inbound-connections", "lots", "auto, unbounded, 0, or a whole number from 1" },
+        { "max-inbound-connections = -1", "max-inbound-connections", "-1", "auto, unbounded, 0, or a whole number from 1" },
     };
 
     [Theory]

@@ -51,7 +51,7 @@ internal sealed class DotNettyListener
         _listening = listening;
         var bootstrap = new ServerBootstrap()
             .Group(_group)
-            .ChannelFactory(() => new PausingServerSocketChannel(listening, onRejected))
+            .ChannelFactory(() => new PausingServerSocketChannel(listening, onRejected, InboundSlots.For(_settings)))
             .Option(ChannelOption.SoBacklog, _settings.Backlog)
             .ChildHandler(new ActionChannelInitializer<IChannel>(channel =>
             {

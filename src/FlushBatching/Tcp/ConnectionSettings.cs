@@ -97,6 +97,16 @@ public sealed record ConnectionSettings
     /// <value>The default is 4096.</value>
     public int Backlog { get; private init; } = DefaultBacklog;
 
+    /// <summary>
+    /// The most inbound connections a listener holds open at once: at the bound it stops accepting (connections wait in
+    /// the backlog, costing this process nothing) until one of them ends. <c>null</c> derives the bound when the
+    /// listener starts from the process's descriptor limit, so that a flood of connections cannot take the descriptors
+    /// the process needs to live (<see cref="DescriptorBudget"/>); no bound where the system has no such limit (Windows).
+    /// <c>0</c> sets no bound.
+    /// </summary>
+    /// <value>The default is <c>null</c>: derived from the descriptor limit.</value>
+    public int? MaxInboundConnections { get; private init; }
+
     /// <summary>How long connecting, TLS handshake included, may take before it fails.</summary>
     /// <value>The default is 15 seconds.</value>
     public TimeSpan ConnectTimeout { get; private init; } = DefaultConnectTimeout;
@@ -196,6 +206,25 @@ public sealed record ConnectionSettings
         Backlog = backlog >= 0
             ? backlog
             : throw new InvalidSettingException(SettingKeys.Backlog, backlog.ToString(CultureInfo.InvariantCulture), "a whole number from 0 to 2147483647"),
+    };
+
+    /// <summary>Returns a copy with <see cref="MaxInboundConnections"/> set: <c>null</c> to derive it, 0 for none, or a bound.</summary>
+    public ConnectionSettings WithMaxInboundConnections(int? max) => this with
+    {
+        MaxInboundConnections = max is null or >= 0
+            ? max
+            : throw new InvalidSettingException(SettingKeys.MaxInboundConnections, max.Value.ToString(CultureInfo.InvariantCulture), "a whole number from 0 (no bound)"),
+    };
+
+    /// <summary>
+    /// The bound a listener starts with, and how it was chosen, for its report: <see cref="MaxInboundConnections"/> as
+    /// set, or derived now; <c>null</c> for none.
+    /// </summary>
+    internal (int Bound, string How)? InboundBound() => MaxInboundConnections switch
+    {
+        0 => null,
+        { } set => (set, "as set"),
+        null => DescriptorBudget.Derive(),
     };
 
     /// <summary>Returns a copy with <see cref="ConnectTimeout"/> set (above 0, at most 1 hour).</summary>

@@ -10,7 +10,9 @@ namespace FlushBatching.Tcp;
 /// <remarks>
 /// When accepting itself fails for a reason other than a peer that reset before it was taken (out of file descriptors,
 /// say), the listener reports it and pauses accepting for <see cref="AcceptErrorPause"/>, as Netty does, instead of
-/// retrying at once: a retry loop would spin a core and report the same error thousands of times a second.
+/// retrying at once: a retry loop would spin a core and report the same error thousands of times a second. With
+/// <see cref="ConnectionSettings.MaxInboundConnections"/> connections open (by default, what the process's descriptor
+/// limit leaves after a reserve), it stops accepting, reports it once, and goes on when one of them ends.
 /// </remarks>
 public sealed class FramedListener : IAsyncDisposable
 {
@@ -23,6 +25,7 @@ public sealed class FramedListener : IAsyncDisposable
     private readonly Action<Exception>? _onRejected;
     private readonly CancellationTokenSource _stopping = new();
     private readonly TaskCompletionSource _setUpsEnded = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly InboundSlots? _slots;
     private readonly Task _acceptLoop;
     private int _settingUp;
 
@@ -33,6 +36,7 @@ public sealed class FramedListener : IAsyncDisposable
         _onConnection = onConnection;
         _onRejected = onRejected;
         LocalEndPoint = (IPEndPoint)socket.LocalEndPoint!;
+        _slots = InboundSlots.For(settings);
         _acceptLoop = AcceptLoopAsync();
     }
 
@@ -41,6 +45,9 @@ public sealed class FramedListener : IAsyncDisposable
 
     /// <summary>Accepted sockets whose set-up (the TLS handshake) has not ended: a test waits on it instead of a delay.</summary>
     internal int SettingUp => Volatile.Read(ref _settingUp);
+
+    /// <summary>The bound on inbound connections open at once, or <c>null</c> for none (<see cref="ConnectionSettings.MaxInboundConnections"/>).</summary>
+    internal int? InboundBound => _slots?.Bound;
 
     /// <summary>Binds <paramref name="endpoint"/> and starts accepting.</summary>
     /// <param name="endpoint">Where to listen; port 0 lets the system choose.</param>
@@ -104,6 +111,11 @@ public sealed class FramedListener : IAsyncDisposable
     {
         while (!_stopping.IsCancellationRequested)
         {
+            if (_slots is not null && !await TakeSlotAsync(_slots).ConfigureAwait(false))
+            {
+                return;
+            }
+
             Socket accepted;
             try
             {
@@ -111,15 +123,18 @@ public sealed class FramedListener : IAsyncDisposable
             }
             catch (Exception) when (_stopping.IsCancellationRequested)
             {
+                _slots?.Release();
                 return;
             }
             catch (SocketException e) when (e.SocketErrorCode is SocketError.ConnectionReset or SocketError.ConnectionAborted)
             {
                 // The peer gave up before its connection was taken: nothing wrong here, the next one may be fine.
+                _slots?.Release();
                 continue;
             }
             catch (SocketException e)
             {
+                _slots?.Release();
                 _onRejected?.Invoke(new IOException(
                     $"Accepting on {LocalEndPoint} failed: {e.SocketErrorCode} ({e.Message}); accepting again in {SettingText.FormatDuration(AcceptErrorPause)}.", e));
                 try
@@ -139,6 +154,27 @@ public sealed class FramedListener : IAsyncDisposable
         }
     }
 
+    // A slot for the next accept: at once when one is free; else, reported once, when a connection ends. False when the
+    // listener stops meanwhile.
+    private async Task<bool> TakeSlotAsync(InboundSlots slots)
+    {
+        if (slots.TryTake())
+        {
+            return true;
+        }
+
+        _onRejected?.Invoke(slots.Paused(LocalEndPoint));
+        try
+        {
+            await slots.TakeAsync(_stopping.Token).ConfigureAwait(false);
+            return true;
+        }
+        catch (OperationCanceledException)
+        {
+            return false;
+        }
+    }
+
     private async Task SetUpAsync(Socket socket)
     {
         var remote = socket.RemoteEndPoint;
@@ -150,6 +186,12 @@ public sealed class FramedListener : IAsyncDisposable
             timeout.CancelAfter(_settings.ConnectTimeout);
             var io = await SocketSetup.CreateIoAsync(socket, _settings, serverName: null, timeout.Token).ConfigureAwait(false);
             connection = FramedConnection.Open(socket, io, _settings);
+            if (_slots is not null)
+            {
+                // From here the slot is the connection's: given back when it ends, however it ends.
+                _slots.ReleaseWhen(connection.Completion);
+            }
+
             if (_stopping.IsCancellationRequested)
             {
                 connection.Abort();
@@ -161,6 +203,7 @@ public sealed class FramedListener : IAsyncDisposable
         catch (OperationCanceledException e) when (connection is null && !_stopping.IsCancellationRequested)
         {
             socket.Dispose();
+            _slots?.Release();
             _onRejected?.Invoke(SetupTimeouts.Handshake($"from {remote} to {LocalEndPoint}", _settings.ConnectTimeout, e));
         }
         catch (Exception e)
@@ -168,6 +211,7 @@ public sealed class FramedListener : IAsyncDisposable
             if (connection is null)
             {
                 socket.Dispose();
+                _slots?.Release();
             }
             else
             {

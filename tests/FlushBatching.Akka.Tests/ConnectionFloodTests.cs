@@ -1,0 +1,108 @@
+using System.Diagnostics;
+using System.Net;
+using System.Net.Sockets;
+using Akka.Actor;
+using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Tests.Support;
+
+namespace FlushBatching.Akka.Tests;
+
+/// <summary>
+/// A node under <c>ulimit -n 256</c>, in a process of its own with its thread pool free to grow as in production
+/// (lab/FloodNode), flooded with 400 connections held open, then closed, while a stock peer already associated asks it
+/// something every 100 ms. The node keeps descriptors in reserve (<c>max-inbound-connections = auto</c>): it lives, its
+/// peer's asks are each answered within a second, and it accepts a new peer once the flood is over.
+/// </summary>
+/// <remarks>
+/// Before the bound, such a node used 255 of its 256 descriptors during the flood, and one run in six died with the
+/// runtime's own "Out of memory." (a thread it could not start: the runtime needs a pipe for each). The descriptor count
+/// is what this test holds to, at every sample: a death itself is too rare to be a test.
+/// </remarks>
+public sealed class ConnectionFloodTests
+{
+    private const int Limit = 256;
+    private const int Flood = 400;
+
+    [LinuxTheory("lowers the node's descriptor limit with ulimit and counts /proc/PID/fd")]
+    [InlineData("flushbatching")]
+    [InlineData("flushbatching-dotnetty")]
+    [InlineData("flushbatching-dotnetty-dedicated")]
+    public async Task A_flood_of_connections_leaves_the_node_alive_with_descriptors_to_spare_serving_its_peer_and_accepting_after(string transport)
+    {
+        using var node = FloodNode.Start(transport, Limit);
+        await using var peer = Node.Start("peer", Node.Stock);
+        var echo = await peer.System.ActorSelection(node.Address + "/user/echo").ResolveOne(TimeSpan.FromSeconds(10));
+
+        using var stop = new CancellationTokenSource();
+        var asks = AskEvery100MsAsync(echo, stop.Token);
+        await Task.Delay(TimeSpan.FromSeconds(1));
+
+        var mostOpen = 0;
+        var flood = new List<Socket>();
+        try
+        {
+            for (var i = 0; i < Flood; i++)
+            {
+                var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+                flood.Add(socket);
+                _ = socket.ConnectAsync(IPAddress.Loopback, node.Port);
+            }
+
+            for (var held = Stopwatch.StartNew(); held.Elapsed < TimeSpan.FromSeconds(6);)
+            {
+                mostOpen = Math.Max(mostOpen, node.OpenDescriptors());
+                Assert.False(node.HasExited, $"the node died during the flood: {node.Errors}");
+                await Task.Delay(200);
+            }
+        }
+        finally
+        {
+            flood.ForEach(socket => socket.Dispose());
+        }
+
+        await Task.Delay(TimeSpan.FromSeconds(2));
+        await stop.CancelAsync();
+        var (answered, slowest, lost) = await asks;
+
+        Assert.False(node.HasExited, $"the node died after the flood: {node.Errors}");
+        Assert.True(mostOpen <= Limit - 16, $"the node had {mostOpen} of its {Limit} descriptors open during the flood");
+        Assert.True(lost == 0 && answered >= 50, $"{lost} asks lost, {answered} answered");
+        Assert.True(slowest < TimeSpan.FromSeconds(1), $"the slowest ask took {slowest.TotalMilliseconds:F0} ms");
+
+        // Accepting again: a peer new to the node associates and is answered.
+        await using var newcomer = Node.Start("newcomer", Node.Stock);
+        var fresh = await newcomer.System.ActorSelection(node.Address + "/user/echo").ResolveOne(TimeSpan.FromSeconds(10));
+        Assert.Equal("after", await fresh.Ask<string>("after", TimeSpan.FromSeconds(5)));
+    }
+
+    private static async Task<(int Answered, TimeSpan Slowest, int Lost)> AskEvery100MsAsync(IActorRef echo, CancellationToken stop)
+    {
+        int answered = 0, lost = 0;
+        var slowest = TimeSpan.Zero;
+        while (!stop.IsCancellationRequested)
+        {
+            var watch = Stopwatch.StartNew();
+            try
+            {
+                await echo.Ask<int>(answered + lost, TimeSpan.FromSeconds(1));
+                answered++;
+                slowest = watch.Elapsed > slowest ? watch.Elapsed : slowest;
+            }
+            catch (AskTimeoutException)
+            {
+                lost++;
+            }
+
+            try
+            {
+                await Task.Delay(100, stop);
+            }
+            catch (OperationCanceledException)
+            {
+                break;
+            }
+        }
+
+        return (answered, slowest, lost);
+    }
+}

@@ -1,0 +1,116 @@
+using System.Diagnostics;
+using System.Text;
+using Akka.Actor;
+
+namespace FlushBatching.Akka.Tests.Support;
+
+/// <summary>
+/// A lab/FloodNode process: one Akka.Remote node with an echo actor, on the transport named, under a descriptor limit
+/// of its own (<c>ulimit -n</c>), its thread pool left as the runtime runs it. Ended when disposed.
+/// </summary>
+public sealed class FloodNode : IDisposable
+{
+    private readonly Process _process;
+    private readonly StringBuilder _errors = new();
+
+    private FloodNode(Process process, Address address)
+    {
+        _process = process;
+        Address = address;
+        process.ErrorDataReceived += (_, line) =>
+        {
+            lock (_errors)
+            {
+                _errors.AppendLine(line.Data);
+            }
+        };
+        process.BeginErrorReadLine();
+    }
+
+    /// <summary>The node's Akka address.</summary>
+    public Address Address { get; }
+
+    /// <summary>The port it listens on.</summary>
+    public int Port => Address.Port!.Value;
+
+    public bool HasExited => _process.HasExited;
+
+    /// <summary>What the node wrote to its standard error (the runtime's last words, if it died).</summary>
+    public string Errors
+    {
+        get
+        {
+            lock (_errors)
+            {
+                return $"exit {(_process.HasExited ? _process.ExitCode : "none")}; {_errors}";
+            }
+        }
+    }
+
+    /// <summary>Starts the node and waits until it serves.</summary>
+    public static FloodNode Start(string transport, int descriptorLimit)
+    {
+        var start = new ProcessStartInfo("bash", ["-c", $"ulimit -n {descriptorLimit} && exec dotnet \"{Dll}\" {transport}"])
+        {
+            RedirectStandardInput = true,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+        };
+        var process = Process.Start(start)!;
+        var line = process.StandardOutput.ReadLineAsync().WaitAsync(TimeSpan.FromSeconds(60)).GetAwaiter().GetResult();
+        if (line is null || !line.StartsWith("LISTENING ", StringComparison.Ordinal))
+        {
+            process.Kill();
+            throw new InvalidOperationException($"FloodNode did not start: '{line}' {process.StandardError.ReadToEnd()}");
+        }
+
+        return new FloodNode(process, Address.Parse(line["LISTENING ".Length..]));
+    }
+
+    /// <summary>The descriptors the node's process has open now (0 once it has exited).</summary>
+    public int OpenDescriptors()
+    {
+        try
+        {
+            return Directory.GetFileSystemEntries($"/proc/{_process.Id}/fd").Length;
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            return 0;
+        }
+    }
+
+    public void Dispose()
+    {
+        if (!_process.HasExited)
+        {
+            _process.StandardInput.Close();
+            if (!_process.WaitForExit(TimeSpan.FromSeconds(15)))
+            {
+                _process.Kill();
+            }
+        }
+
+        _process.Dispose();
+    }
+
+    private static string Dll
+    {
+        get
+        {
+            var directory = new DirectoryInfo(AppContext.BaseDirectory);
+            while (directory is not null && !File.Exists(Path.Combine(directory.FullName, "FlushBatching.sln")))
+            {
+                directory = directory.Parent;
+            }
+
+#if DEBUG
+            const string configuration = "Debug";
+#else
+            const string configuration = "Release";
+#endif
+            var dll = Path.Combine(directory?.FullName ?? ".", "lab", "FloodNode", "bin", configuration, "net10.0", "FloodNode.dll");
+            return File.Exists(dll) ? dll : throw new FileNotFoundException($"Build lab/FloodNode first: {dll} is missing.");
+        }
+    }
+}
