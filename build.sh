@@ -256,6 +256,22 @@ smoke_two_processes() {
   rm -f "$log"
 }
 
+# The closing lines of a test run: the counts, each failure's message, the flaky ones, and the exit status.
+report_tests() {
+  echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
+  if [[ -s "$failure_log" ]]; then
+    echo "failed tests (each with its message; the whole output is above):" >&2
+    cat "$failure_log" >&2
+  fi
+  if ((${#flaky_tests[@]})); then
+    echo "FLAKY: failed, then passed when run again: ${flaky_tests[*]}" >&2
+  fi
+  if ((${#failed_projects[@]})) || ((total_failed)); then
+    echo "error: tests failed in: ${failed_projects[*]}" >&2
+    exit 1
+  fi
+}
+
 case "$command" in
   test)
     require_tools dotnet git python3 unzip ss node npm
@@ -368,18 +384,26 @@ case "$command" in
 
     [[ "$(tools/isolated.sh --list-real-stores)" == "$real_stores" ]] ||
       { echo "error: the user's real certificate stores (~/.dotnet/corefx/cryptography/x509stores) changed during the run" >&2; exit 1; }
-    echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
-    if [[ -s "$failure_log" ]]; then
-      echo "failed tests (each with its message; the whole output is above):" >&2
-      cat "$failure_log" >&2
-    fi
-    if ((${#flaky_tests[@]})); then
-      echo "FLAKY: failed, then passed when run again: ${flaky_tests[*]}" >&2
-    fi
-    if ((${#failed_projects[@]})) || ((total_failed)); then
-      echo "error: tests failed in: ${failed_projects[*]}" >&2
-      exit 1
-    fi
+    report_tests
+    ;;
+  check)
+    # The quick verb, for the edit-build-test loop: restore, build, and the suites that answer in minutes (the core's,
+    # the DotNetty handler's, the Hosting package's, and the sockets stack's SPI suite). `test` runs everything.
+    require_tools dotnet git python3
+    phase restore and build
+    dotnet restore FlushBatching.sln
+    dotnet build FlushBatching.sln "${build_options[@]}" --no-restore
+    failed_projects=() flaky_tests=() total_passed=0 total_failed=0 total_skipped=0
+    failure_log=$(mktemp)
+    for project in tests/FlushBatching.Tests/FlushBatching.Tests.csproj tests/FlushBatching.DotNetty.Tests/FlushBatching.DotNetty.Tests.csproj \
+      tests/FlushBatching.Akka.Hosting.Tests/FlushBatching.Akka.Hosting.Tests.csproj; do
+      phase "$project"
+      run_tests "$project"
+    done
+    phase "the sockets stack's SPI suite"
+    run_tests tests/FlushBatching.Akka.Tests/FlushBatching.Akka.Tests.csproj -spi 'FullyQualifiedName~BatchingTcpTransportSpiTests'
+    phase done
+    report_tests
     ;;
   pack)
     # The packages alone, as the README's install steps and the release workflow take them.
@@ -387,7 +411,7 @@ case "$command" in
     pack_packages
     ;;
   *)
-    echo "usage: ./build.sh test|pack" >&2
+    echo "usage: ./build.sh test|check|pack" >&2
     exit 2
     ;;
 esac

@@ -69,7 +69,7 @@ internal sealed record BatchingTransportSettings
         }
 
         var read = new SectionReader((section ?? Config.Empty).WithFallback(Reference));
-        var stock = new StockValues(read, log, strict);
+        var stock = new StockValues(read, log, strict, section);
         var hostname = read.Text("hostname");
         if (string.IsNullOrWhiteSpace(hostname))
         {

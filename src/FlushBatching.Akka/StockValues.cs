@@ -17,7 +17,7 @@ namespace FlushBatching.Akka;
 /// Which values stock starts and serves with was found by asking stock itself: <c>StockStartsHereTooTests</c> starts a
 /// stock 1.5.x node with each and has a stock peer ask it and be asked by it.
 /// </remarks>
-internal sealed class StockValues(SectionReader read, ILoggingAdapter? log, bool strict = false)
+internal sealed class StockValues(SectionReader read, ILoggingAdapter? log, bool strict = false, Config? written = null)
 {
     private readonly SectionReader _defaults = new(BatchingTransportSettings.Reference);
 
@@ -151,7 +151,11 @@ internal sealed class StockValues(SectionReader read, ILoggingAdapter? log, bool
 
         if (min > max && strict)
         {
-            throw new InvalidSettingException(minKey, read.Text(minKey), $"a whole number up to {maxKey} ({read.Text(maxKey)})");
+            // Named as the section wrote it: the defaults are equal, so a section that did not set pool-size-max set
+            // pool-size-min (found by fuzzing: a refusal that named a key the section never set).
+            throw written?.HasPath(maxKey) == true
+                ? new InvalidSettingException(maxKey, read.Text(maxKey), $"a whole number from {minKey} ({read.Text(minKey)})")
+                : new InvalidSettingException(minKey, read.Text(minKey), $"a whole number up to {maxKey} ({read.Text(maxKey)})");
         }
 
         if (min > max)

@@ -527,7 +527,7 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     }
 
     [Theory]
-    [InlineData("batching.max-pending-bytes = 10x", "batching.max-pending-bytes", "10x")]
+    [InlineData("batching.max-pending-writes = thirty", "batching.max-pending-writes", "thirty")]
     [InlineData("enable-ssl = on\nssl.certificate.path = \"/nonexistent/node.pfx\"", "ssl.certificate.path", "/nonexistent/node.pfx")]
     public async Task A_bad_value_or_a_missing_certificate_is_logged_at_error_naming_the_key_before_the_transport_throws(string section, string key, string value)
     {
