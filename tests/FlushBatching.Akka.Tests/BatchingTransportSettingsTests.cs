@@ -454,6 +454,17 @@ public sealed class BatchingTransportSettingsTests
         Assert.Equal("ssl.certificate.thumbprint", e.Key);
     }
 
+    [Fact]
+    public void A_windows_path_reaches_the_settings_as_written_through_the_tests_one_quoting()
+    {
+        const string path = @"C:\Users\runner\AppData\Local\Temp\node.pfx";
+        Assert.ThrowsAny<Exception>(() => ConfigurationFactory.ParseString($"ssl.certificate.path = \"{path}\""));
+
+        var section = ConfigurationFactory.ParseString($"ssl.certificate.path = {Hocon.Quoted(path)}");
+
+        Assert.Equal(path, section.GetString("ssl.certificate.path"));
+    }
+
     [LinuxFact(IsolatedStore.Reason)]
     public void A_store_of_any_name_is_opened_as_stock_opens_it_and_serves_its_certificate()
     {
@@ -501,7 +512,7 @@ public sealed class BatchingTransportSettingsTests
     }
 
     private static string SslSection(string pfxPath) =>
-        $"enable-ssl = on\nssl.certificate {{ path = \"{pfxPath}\", password = \"{TestCertificateAuthority.Password}\" }}";
+        $"enable-ssl = on\nssl.certificate {{ path = {Hocon.Quoted(pfxPath)}, password = {Hocon.Quoted(TestCertificateAuthority.Password)} }}";
 
     /// <summary>Every key of a HOCON object, dotted, such as <c>batching.flush-interval</c>.</summary>
     internal static IEnumerable<string> Flatten(IDictionary<string, HoconValue> items, string prefix) =>

@@ -184,7 +184,7 @@ public abstract partial class TransportSuite
     private static string Tls(string pfxPath, string ssl = "") => $$"""
         enable-ssl = on
         ssl {
-          certificate { path = "{{pfxPath}}", password = "{{TestCertificateAuthority.Password}}" }
+          certificate { path = {{Hocon.Quoted(pfxPath)}}, password = {{Hocon.Quoted(TestCertificateAuthority.Password)}} }
           {{ssl}}
         }
         """;

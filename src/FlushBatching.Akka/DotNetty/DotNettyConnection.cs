@@ -223,9 +223,7 @@ internal sealed class DotNettyConnection : ITransportConnection
     private void OnCloseDeadline()
     {
         var unsent = UnsentBytes;
-        var reason = unsent == 0 ? null : new TimeoutException(
-            $"The close of {this} was aborted after {SettingText.FormatDuration(_settings.CloseTimeout)} ({SettingKeys.CloseTimeout}) " +
-            $"with {unsent:N0} bytes unsent: the peer did not read them.");
+        var reason = unsent == 0 ? null : SetupTimeouts.CloseAborted(ToString(), _settings.CloseTimeout, unsent);
         if (!TryRunOnEventLoop(state => ((DotNettyConnection)state).Tail.Abort(reason)))
         {
             ObservedTasks.Observe(_channel.CloseAsync());

@@ -252,9 +252,7 @@ public sealed class FramedConnection : IAsyncDisposable
         var unsent = _queue.UnsentBytes;
         Shutdown(unsent == 0
             ? null
-            : new TimeoutException(
-                $"The close of {this} was aborted after {SettingText.FormatDuration(Settings.CloseTimeout)} ({SettingKeys.CloseTimeout}) " +
-                $"with {unsent:N0} bytes unsent: the peer did not read them."));
+            : SetupTimeouts.CloseAborted(ToString(), Settings.CloseTimeout, unsent));
     }
 
     // The loops report their own errors through Shutdown; here only their end matters, and no exception may be

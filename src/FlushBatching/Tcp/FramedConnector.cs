@@ -17,13 +17,55 @@ public static class FramedConnector
         return ConnectAsync(remote, remote.Address.ToString(), settings, cancellationToken);
     }
 
-    /// <summary>Connects to <paramref name="host"/> (a name or an address) on <paramref name="port"/>.</summary>
+    /// <summary>
+    /// Connects to <paramref name="host"/> (a name or an address) on <paramref name="port"/>: a name is resolved, and
+    /// its addresses are tried in turn, each within <see cref="ConnectionSettings.ConnectTimeout"/>, until one connects.
+    /// </summary>
     /// <inheritdoc cref="ConnectAsync(IPEndPoint, ConnectionSettings, CancellationToken)"/>
-    public static Task<FramedConnection> ConnectAsync(string host, int port, ConnectionSettings settings, CancellationToken cancellationToken = default)
+    public static async Task<FramedConnection> ConnectAsync(string host, int port, ConnectionSettings settings, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(host);
-        EndPoint remote = IPAddress.TryParse(host, out var address) ? new IPEndPoint(address, port) : new DnsEndPoint(host, port);
-        return ConnectAsync(remote, host, settings, cancellationToken);
+        ArgumentNullException.ThrowIfNull(settings);
+        if (IPAddress.TryParse(host, out var address))
+        {
+            return await ConnectAsync(new IPEndPoint(address, port), host, settings, cancellationToken).ConfigureAwait(false);
+        }
+
+        // Resolved here, and each address connected with a socket of its own: on .NET 8 and 9 on Linux and macOS, a socket
+        // whose options are set cannot connect by DnsEndPoint (the runtime's per-address copy of it throws
+        // PlatformNotSupportedException), and every socket here has its options set before it connects.
+        IPAddress[] addresses;
+        using (var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken))
+        {
+            timeout.CancelAfter(settings.ConnectTimeout);
+            try
+            {
+                addresses = await Dns.GetHostAddressesAsync(host, timeout.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException e) when (!cancellationToken.IsCancellationRequested)
+            {
+                throw SetupTimeouts.Connecting(new DnsEndPoint(host, port), settings.ConnectTimeout, e);
+            }
+            catch (SocketException e)
+            {
+                throw new IOException($"Connecting to {host}:{port} failed: the name did not resolve ({e.SocketErrorCode}: {e.Message}).", e);
+            }
+        }
+
+        IOException? refused = null;
+        foreach (var resolved in addresses)
+        {
+            try
+            {
+                return await ConnectAsync(new IPEndPoint(resolved, port), host, settings, cancellationToken).ConfigureAwait(false);
+            }
+            catch (IOException e)
+            {
+                refused = e;
+            }
+        }
+
+        throw refused ?? new IOException($"Connecting to {host}:{port} failed: the name resolved to no address.");
     }
 
     private static async Task<FramedConnection> ConnectAsync(EndPoint remote, string host, ConnectionSettings settings, CancellationToken cancellationToken)

@@ -1,10 +1,13 @@
+using System.Globalization;
 using System.Net;
 
 namespace FlushBatching.Tcp;
 
 /// <summary>
-/// The errors of a connection that did not set up within <see cref="ConnectionSettings.ConnectTimeout"/>, worded once
-/// for both I/O stacks (the core's sockets and FlushBatching.Akka's DotNetty), each naming the key.
+/// The errors of a connection that did not set up within <see cref="ConnectionSettings.ConnectTimeout"/>, or did not
+/// close within <see cref="ConnectionSettings.CloseTimeout"/>, worded once for both I/O stacks (the core's sockets and
+/// FlushBatching.Akka's DotNetty), each naming the key. Numbers are written culture-invariant: a log line reads the
+/// same on every machine.
 /// </summary>
 internal static class SetupTimeouts
 {
@@ -18,4 +21,12 @@ internal static class SetupTimeouts
     /// <param name="inner">The cancellation or timeout that ended the wait.</param>
     public static TimeoutException Handshake(string connection, TimeSpan bound, Exception inner) =>
         new($"The connection {connection} did not finish its TLS handshake within {SettingText.FormatDuration(bound)} ({SettingKeys.ConnectTimeout}), and was closed.", inner);
+
+    /// <summary>A close aborted at its bound with bytes the peer did not read.</summary>
+    /// <param name="connection">The connection as text naming both ends.</param>
+    /// <param name="bound">The close timeout that passed.</param>
+    /// <param name="unsent">The bytes left unsent.</param>
+    public static TimeoutException CloseAborted(string connection, TimeSpan bound, long unsent) =>
+        new(string.Create(CultureInfo.InvariantCulture,
+            $"The close of {connection} was aborted after {SettingText.FormatDuration(bound)} ({SettingKeys.CloseTimeout}) with {unsent:N0} bytes unsent: the peer did not read them."));
 }

@@ -116,6 +116,12 @@ public sealed record TlsSettings
         {
             throw new InvalidSettingException(SettingKeys.CertificatePath, path, $"a PKCS#12 (.pfx) file readable with the given password ({e.Message})", e);
         }
+        catch (PlatformNotSupportedException e)
+        {
+            // macOS cannot keep a key as EphemeralKeySet: the flags name what this platform cannot do.
+            throw new InvalidSettingException(SettingKeys.CertificatePath, path,
+                $"a PKCS#12 (.pfx) file loaded with key storage flags this platform supports ({flags}: {e.Message})", e);
+        }
 
         return PrivateKeyProblem(certificate) is { } problem
             ? throw new InvalidSettingException(SettingKeys.CertificatePath, path, $"a PKCS#12 (.pfx) file with a usable private key ({problem})")
