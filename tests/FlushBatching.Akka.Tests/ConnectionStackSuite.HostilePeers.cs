@@ -46,6 +46,25 @@ public abstract partial class ConnectionStackSuite
         Assert.Equal("still serving", (await Poll.Within(received.Payloads.Reader.ReadAsync().AsTask())).ToStringUtf8());
     }
 
+    [LinuxFact("counts this process's descriptors in /proc/self/fd")]
+    public async Task A_bind_to_a_port_in_use_fails_every_time_and_leaves_no_descriptor_behind()
+    {
+        var taken = await Listen(ConnectionSettings.Default);
+        static int Open() => Directory.GetFileSystemEntries("/proc/self/fd").Length;
+
+        // Once first, so that whatever a first bind loads for good (the stack's own threads, say) is counted before.
+        await Assert.ThrowsAnyAsync<Exception>(() => CreateStack(ConnectionSettings.Default).ListenAsync(taken, _ => { }, _ => { }));
+        var before = Open();
+        for (var i = 0; i < 20; i++)
+        {
+            var stack = CreateStack(ConnectionSettings.Default);
+            await Assert.ThrowsAnyAsync<Exception>(() => stack.ListenAsync(taken, _ => { }, _ => { }));
+            await Poll.Within(stack.StopAsync());
+        }
+
+        Assert.True(Open() <= before + 5, $"{Open() - before} descriptors more after 20 binds that failed");
+    }
+
     [Fact]
     public async Task At_max_inbound_connections_the_stack_stops_accepting_says_so_once_and_accepts_again_when_one_ends()
     {

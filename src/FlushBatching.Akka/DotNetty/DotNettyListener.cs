@@ -64,7 +64,19 @@ internal sealed class DotNettyListener
         // Started on the thread pool: DotNetty's bootstrap awaits on whatever context it is called from, and one that
         // runs posted work late, or never (an actor's task scheduler, a UI or test framework's context), would hold the
         // bind with it.
-        _server = await Task.Run(() => bootstrap.BindAsync(endpoint)).ConfigureAwait(false);
+        try
+        {
+            _server = await Task.Run(() => bootstrap.BindAsync(endpoint)).ConfigureAwait(false);
+        }
+        catch
+        {
+            // A bind that failed (a port in use) leaves the socket ours to release: a host that retries starting its
+            // ActorSystem would otherwise leak one per try.
+            _listening = null;
+            listening.Dispose();
+            throw;
+        }
+
         return DotNettyConnection.Unmapped(_server.LocalAddress);
     }
 
