@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Names each file of CONTRIBUTING.md's mutation table that changed after the commit its score was recorded at.
+"""Names each file of tools/mutation-scores.md that changed after the commit its score was recorded at.
 
     python3 tools/mutation_staleness.py        (from the repository's root; build.sh runs it and only warns)
 
@@ -28,10 +28,10 @@ def project_of(where):
 
 
 def main():
-    text = open("CONTRIBUTING.md", encoding="utf-8").read()
+    text = open("tools/mutation-scores.md", encoding="utf-8").read()
     rows = [m for m in map(ROW.match, text.splitlines()) if m]
     if not rows:
-        print("warning: CONTRIBUTING.md's mutation table has no row with a commit", file=sys.stderr)
+        print("warning: tools/mutation-scores.md has no row with a commit", file=sys.stderr)
         return 0
     for row in rows:
         path = project_of(row["where"]) + row["path"]
