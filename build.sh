@@ -315,14 +315,16 @@ case "$command" in
     # the sockets stack only (the DotNetty transport's SPI suite still runs), and no dedicated-loop row: those run
     # once, above, on the packages' own Akka.NET. Nor the bulk ordering test: a hundred thousand messages through the same
     # adapter say nothing more about Akka's version than the SPI and transport suites do, and take a minute. Nor the
-    # connection floods: what holds there is the listeners' bound, not Akka's, and they take half a minute.
+    # connection floods: what holds there is the listeners' bound, not Akka's, and they take half a minute. Nor the
+    # table of stock's values: it asks the packages' own Akka.NET, whose stock transport a user of the floor would
+    # meet only on a node not yet upgraded.
     floor=$(sed -nE 's|.*<AkkaFloorVersion>(.*)</AkkaFloorVersion>.*|\1|p' Directory.Packages.props)
     for project in tests/FlushBatching.Akka.Tests/FlushBatching.Akka.Tests.csproj tests/FlushBatching.Akka.Hosting.Tests/FlushBatching.Akka.Hosting.Tests.csproj; do
       dotnet build "$project" "${build_options[@]}" -p:AkkaVersion="$floor"
       grep -q "\"Akka.Remote/$floor\"" "$(dirname "$project")/bin/$configuration/net10.0/$(basename "$project" .csproj).deps.json" ||
         { echo "error: $project did not build on Akka.Remote $floor" >&2; exit 1; }
       phase "$project on Akka.NET $floor"
-      run_tests "$project" "-akka-$floor" 'FullyQualifiedName!~OnDedicatedLoops&FullyQualifiedName!~DotNettyBatchingTransportTests&FullyQualifiedName!~A_hundred_thousand_messages&FullyQualifiedName!~ConnectionFloodTests'
+      run_tests "$project" "-akka-$floor" 'FullyQualifiedName!~OnDedicatedLoops&FullyQualifiedName!~DotNettyBatchingTransportTests&FullyQualifiedName!~A_hundred_thousand_messages&FullyQualifiedName!~ConnectionFloodTests&FullyQualifiedName!~StockStartsHereTooTests'
     done
 
     phase pack and the tag check
