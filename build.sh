@@ -316,8 +316,8 @@ case "$command" in
     # once, above, on the packages' own Akka.NET. Nor the bulk ordering test: a hundred thousand messages through the same
     # adapter say nothing more about Akka's version than the SPI and transport suites do, and take a minute. Nor the
     # connection floods: what holds there is the listeners' bound, not Akka's, and they take half a minute. Nor the
-    # table of stock's values: it asks the packages' own Akka.NET, whose stock transport a user of the floor would
-    # meet only on a node not yet upgraded.
+    # table of stock's values (half a minute): the adapter reads them the same on either Akka.NET, and the run above
+    # asks stock 1.5.74 itself.
     floor=$(sed -nE 's|.*<AkkaFloorVersion>(.*)</AkkaFloorVersion>.*|\1|p' Directory.Packages.props)
     for project in tests/FlushBatching.Akka.Tests/FlushBatching.Akka.Tests.csproj tests/FlushBatching.Akka.Hosting.Tests/FlushBatching.Akka.Hosting.Tests.csproj; do
       dotnet build "$project" "${build_options[@]}" -p:AkkaVersion="$floor"
