@@ -1,6 +1,7 @@
 using System.Text;
 using Akka.Configuration;
 using FlushBatching.Framing;
+using FlushBatching.Tests.Support;
 using Microsoft.Extensions.Configuration;
 
 namespace FlushBatching.Akka.Hosting.Tests;
@@ -105,14 +106,7 @@ public sealed class FlushBatchingOptionsTests
     public void Getting_started_lists_every_option_in_its_table()
     {
         // The page a user reads to find the switch back (Enabled) must name every option there is.
-        var directory = new DirectoryInfo(AppContext.BaseDirectory);
-        while (directory is not null && !File.Exists(Path.Combine(directory.FullName, "FlushBatching.sln")))
-        {
-            directory = directory.Parent;
-        }
-
-        Assert.NotNull(directory);
-        var page = File.ReadAllText(Path.Combine(directory.FullName, "docs", "getting-started.md"));
+        var page = File.ReadAllText(Path.Combine(Repository.Root, "docs", "getting-started.md"));
         var options = typeof(FlushBatchingOptions).GetProperties().Where(p => p.CanWrite).Select(p => p.Name).ToList();
 
         Assert.NotEmpty(options);

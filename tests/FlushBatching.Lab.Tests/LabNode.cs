@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
 using System.Text.Json;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Lab.Tests;
 
@@ -60,25 +61,7 @@ public sealed class LabNode : IDisposable
     /// </summary>
     public string RecentErrors => string.Join(Environment.NewLine, _errors.TakeLast(15));
 
-    private static string ClusterNodeDll
-    {
-        get
-        {
-            var directory = new DirectoryInfo(AppContext.BaseDirectory);
-            while (directory is not null && !File.Exists(Path.Combine(directory.FullName, "FlushBatching.sln")))
-            {
-                directory = directory.Parent;
-            }
-
-#if DEBUG
-            const string configuration = "Debug";
-#else
-            const string configuration = "Release";
-#endif
-            var dll = Path.Combine(directory?.FullName ?? ".", "lab", "ClusterNode", "bin", configuration, "net10.0", "ClusterNode.dll");
-            return File.Exists(dll) ? dll : throw new FileNotFoundException($"Build lab/ClusterNode first: {dll} is missing.");
-        }
-    }
+    private static string ClusterNodeDll => Repository.LabProgram("ClusterNode");
 
     public void Freeze() => Shell.Signal(_process.Id, Shell.SigStop);
 

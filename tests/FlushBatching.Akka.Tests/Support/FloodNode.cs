@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Text;
 using Akka.Actor;
+using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests.Support;
 
@@ -94,23 +95,5 @@ public sealed class FloodNode : IDisposable
         _process.Dispose();
     }
 
-    private static string Dll
-    {
-        get
-        {
-            var directory = new DirectoryInfo(AppContext.BaseDirectory);
-            while (directory is not null && !File.Exists(Path.Combine(directory.FullName, "FlushBatching.sln")))
-            {
-                directory = directory.Parent;
-            }
-
-#if DEBUG
-            const string configuration = "Debug";
-#else
-            const string configuration = "Release";
-#endif
-            var dll = Path.Combine(directory?.FullName ?? ".", "lab", "FloodNode", "bin", configuration, "net10.0", "FloodNode.dll");
-            return File.Exists(dll) ? dll : throw new FileNotFoundException($"Build lab/FloodNode first: {dll} is missing.");
-        }
-    }
+    private static string Dll => Repository.LabProgram("FloodNode");
 }
