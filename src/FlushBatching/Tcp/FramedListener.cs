@@ -46,9 +46,6 @@ public sealed class FramedListener : IAsyncDisposable
     /// <summary>Accepted sockets whose set-up (the TLS handshake) has not ended: a test waits on it instead of a delay.</summary>
     internal int SettingUp => Volatile.Read(ref _settingUp);
 
-    /// <summary>The bound on inbound connections open at once, or <c>null</c> for none (<see cref="ConnectionSettings.MaxInboundConnections"/>).</summary>
-    internal int? InboundBound => _slots?.Bound;
-
     /// <summary>Binds <paramref name="endpoint"/> and starts accepting.</summary>
     /// <param name="endpoint">Where to listen; port 0 lets the system choose.</param>
     /// <param name="settings">Settings for every accepted connection, and the backlog.</param>

@@ -30,9 +30,6 @@ internal sealed class InboundSlots
     /// <summary>The most connections open at once.</summary>
     public int Bound { get; }
 
-    /// <summary>Connections holding a slot now.</summary>
-    public int Open => Bound - _free.CurrentCount;
-
     /// <summary>The slots of <paramref name="settings"/>: <c>null</c> where there is no bound.</summary>
     public static InboundSlots? For(ConnectionSettings settings) => settings.InboundBound() is { } bound ? new InboundSlots(bound.Bound, bound.How) : null;
 
