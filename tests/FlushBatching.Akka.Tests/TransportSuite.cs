@@ -135,7 +135,7 @@ public abstract partial class TransportSuite
     }
 
     [Theory]
-    [MemberData(nameof(ExtremeSettings))]
+    [SuiteData(nameof(ExtremeSettings))]
     public async Task A_hundred_thousand_messages_arrive_all_in_order_and_byte_identical(string setting)
     {
         await using var a = Nodes.Start("sender", TransportClass, setting);
