@@ -198,6 +198,106 @@ public abstract class DotNettyConnectionStackTests(ITestOutputHelper output) : C
         }
     }
 
+    [Fact]
+    public async Task A_read_start_given_to_an_event_loop_that_has_terminated_is_answered_with_the_end_and_why()
+    {
+        // DotNetty's loop takes a task after it terminated and never runs it: a read start so lost left its reader
+        // waiting for ever (or, seen shutting down, told of an orderly close that never happened).
+        var (client, _) = await Connect(ConnectionSettings.Default, ConnectionSettings.Default);
+        await TerminateEventLoopOf(client);
+
+        var received = new Receiver();
+        client.StartReading(received);
+
+        var reason = await Poll.Within(received.Closed.Task);
+        Assert.NotNull(reason);
+        Assert.Contains("event loop stopped before it ran the start of its reads", reason.Message);
+    }
+
+    [Fact]
+    public async Task A_write_whose_hand_off_reaches_an_event_loop_that_has_terminated_is_refused_and_its_reader_hears_the_end()
+    {
+        var (client, _) = await Connect(ConnectionSettings.Default, ConnectionSettings.Default);
+        var received = new Receiver();
+        client.StartReading(received);
+        await TerminateEventLoopOf(client);
+
+        Assert.False(client.TryWrite(ByteString.CopyFromUtf8("lost")), "a write was accepted that no hand-off will send");
+        var reason = await Poll.Within(received.Closed.Task);
+        Assert.NotNull(reason);
+        Assert.Contains("event loop stopped before it ran a hand-off of its writes", reason.Message);
+        Assert.False(client.TryWrite(ByteString.CopyFromUtf8("later")));
+        Assert.Equal(0, client.UnsentBytes);
+    }
+
+    [Fact]
+    public async Task A_hand_off_that_runs_after_its_channel_ended_leaves_no_unobserved_task_exception()
+    {
+        // A write accepted just before its channel ended is handed off after the end: its write fails, and nothing
+        // awaits it.
+        var unobserved = new List<Exception>();
+        void Record(object? sender, UnobservedTaskExceptionEventArgs e)
+        {
+            lock (unobserved)
+            {
+                unobserved.Add(e.Exception);
+            }
+        }
+
+        CollectFaultedTasks();
+        TaskScheduler.UnobservedTaskException += Record;
+        try
+        {
+            await HandOffAfterTheEnd();
+            CollectFaultedTasks();
+        }
+        finally
+        {
+            TaskScheduler.UnobservedTaskException -= Record;
+        }
+
+        lock (unobserved)
+        {
+            Assert.Empty(unobserved);
+        }
+    }
+
+    // Apart, so that nothing of the connection is left on the test's stack when its tasks are collected.
+    private async Task HandOffAfterTheEnd()
+    {
+        var (client, _) = await Connect(ConnectionSettings.Default, ConnectionSettings.Default);
+        var connection = (DotNettyConnection)client;
+        client.Abort();
+        await Poll.Within(client.Completion);
+        var handedOff = new TaskCompletionSource();
+        connection.EventLoop.Execute(() =>
+        {
+            connection.Tail.Write(ByteString.CopyFromUtf8("late"));
+            connection.Tail.ObserveSending();
+            handedOff.SetResult();
+        });
+        await Poll.Within(handedOff.Task);
+    }
+
+    // A faulted task nobody observed is reported when it is finalized.
+    private static void CollectFaultedTasks()
+    {
+        for (var i = 0; i < 3; i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+    }
+
+    // Stops the connection's event loop as the stack stops its loops, leaving its channel open: what a task reaching a
+    // loop as it terminates meets.
+    private static async Task TerminateEventLoopOf(ITransportConnection connection)
+    {
+        var loop = ((DotNettyConnection)connection).EventLoop;
+        await Poll.Within(EventLoopShutdown.ShutdownAsync(loop, TimeSpan.FromMilliseconds(100)));
+        Assert.True(loop.IsTerminated);
+    }
+
     // Holds the connection's event loop busy until disposed, which releases it however the test ends, so a failure
     // cannot leave the loop held for the teardown.
     private static async Task<IDisposable> HoldEventLoop(ITransportConnection connection)

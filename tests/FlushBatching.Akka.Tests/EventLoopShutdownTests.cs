@@ -18,6 +18,21 @@ public sealed class EventLoopShutdownTests
     }
 
     [Fact]
+    public void Where_DotNettys_loop_state_is_not_found_a_transport_on_dedicated_loops_warns_at_start_naming_the_key()
+    {
+        Assert.Null(EventLoopShutdown.StartWarning);
+
+        // Another DotNetty: no such field, or one of another type.
+        foreach (var state in new[] { null, typeof(EventLoopShutdownTests).GetField(nameof(LoopTimeout), System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Static) })
+        {
+            var warning = EventLoopShutdown.CannotEndSpin(state);
+            Assert.NotNull(warning);
+            Assert.Contains("'event-loop = dedicated'", warning);
+            Assert.Contains("'event-loop = thread-pool'", warning);
+        }
+    }
+
+    [Fact]
     public async Task DotNettys_own_loops_fed_from_other_threads_while_they_shut_down_all_terminate()
     {
         // Two threads queue empty tasks as fast as a busy peer's completions would, from before the shutdown until

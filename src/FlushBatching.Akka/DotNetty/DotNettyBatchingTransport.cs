@@ -1,5 +1,6 @@
 using Akka.Actor;
 using Akka.Configuration;
+using Akka.Event;
 using FlushBatching.DotNetty;
 
 namespace FlushBatching.Akka;
@@ -30,5 +31,9 @@ public sealed class DotNettyBatchingTransport : FlushBatchingTransport
     public DotNettyBatchingTransport(ActorSystem system, Config config)
         : base(system, config, settings => new DotNettyConnectionStack(settings.Connection, settings.ServerWorkerPoolSize, settings.ClientWorkerPoolSize, settings.EventLoop))
     {
+        if (Settings.EventLoop == EventLoopKind.Dedicated && EventLoopShutdown.StartWarning is { } warning)
+        {
+            Log.Warning(warning);
+        }
     }
 }

@@ -1,3 +1,4 @@
+using System.Globalization;
 using System.Net;
 using DotNetty.Common.Concurrency;
 using DotNetty.Transport.Channels;
@@ -21,9 +22,12 @@ namespace FlushBatching.Akka;
 /// is held by the tail.
 /// </para>
 /// <para>
-/// Work goes to the event loop only while it is not shutting down: a loop shuts down only when the transport stops, after
-/// it closed its channels, so a loop shutting down, or one that refuses the work, is treated as a closed channel. A
-/// close is graceful within <see cref="ConnectionSettings.CloseTimeout"/>, then aborted, as the core's connections close.
+/// Work goes to the event loop as a <see cref="LoopTask"/>: a loop shuts down only when the transport stops, after it
+/// closed its channels, but a task can still reach it as it terminates, and DotNetty's loop then never runs it. A hand-off
+/// or a close lost so ends the connection for its reader, naming the bytes it accepted and did not send, and refuses every
+/// later write (the write that asked for it too, when the loop had terminated already); a read start lost so is answered
+/// with the end. A close is graceful within <see cref="ConnectionSettings.CloseTimeout"/>, then aborted, as the core's
+/// connections close.
 /// </para>
 /// <para>
 /// Writes and the start of a close are linearizable, as the core's are: one lock orders each write's check, queueing and
@@ -35,6 +39,8 @@ internal sealed class DotNettyConnection : ITransportConnection
 {
     private static readonly Action<object> HandOffTask = static state => ((DotNettyConnection)state).HandOff();
     private static readonly Action<object> CloseTask = static state => ((DotNettyConnection)state).HandOffThenClose();
+    private static readonly Action<object> HandOffLost = static state => ((DotNettyConnection)state).EndWithoutLoop("a hand-off of its writes");
+    private static readonly Action<object> CloseLost = static state => ((DotNettyConnection)state).EndWithoutLoop("its close");
 
     private readonly IChannel _channel;
     private readonly ConnectionSettings _settings;
@@ -102,12 +108,12 @@ internal sealed class DotNettyConnection : ITransportConnection
                 case DotNettyWriteQueue.Outcome.Refused:
                     _metrics.RecordRefused();
                     return false;
-                case DotNettyWriteQueue.Outcome.QueuedHandOffNeeded when !TryRunOnEventLoop(HandOffTask):
-                    // The transport is stopping the event loops under this write: the channel is gone, and no hand-off
-                    // will come for what is queued, so nothing more is accepted.
-                    _closing = true;
-                    _queue.Clear();
-                    return false;
+                case DotNettyWriteQueue.Outcome.QueuedHandOffNeeded:
+                    LoopTask.Execute(_channel.EventLoop, HandOffTask, HandOffLost, this);
+
+                    // On a loop terminated already, the hand-off's fallback has just ended the connection: this write is
+                    // refused with the rest.
+                    return !_closing;
             }
 
             return true;
@@ -116,10 +122,11 @@ internal sealed class DotNettyConnection : ITransportConnection
 
     public void StartReading(IPayloadReceiver receiver)
     {
-        if (!TryRunOnEventLoop(state => ((DotNettyConnection)state).Tail.StartReading(_channel, receiver)))
-        {
-            receiver.OnClosed(Tail.Failure);
-        }
+        LoopTask.Execute(
+            _channel.EventLoop,
+            state => ((DotNettyConnection)state).Tail.StartReading(_channel, receiver),
+            state => ((DotNettyConnection)state).EndWithoutLoop("the start of its reads", receiver),
+            this);
     }
 
     /// <summary>
@@ -144,11 +151,7 @@ internal sealed class DotNettyConnection : ITransportConnection
                 DisposeCloseDeadline();
             }
 
-            // On a loop that is stopping, nothing more can be flushed: the stack closes its channels before it stops one.
-            if (!TryRunOnEventLoop(CloseTask))
-            {
-                ObservedTasks.Observe(_channel.CloseAsync());
-            }
+            LoopTask.Execute(_channel.EventLoop, CloseTask, CloseLost, this);
         }
 
         return Completion;
@@ -198,24 +201,22 @@ internal sealed class DotNettyConnection : ITransportConnection
         Tail.FlushThenClose(_channel);
     }
 
-    // False when the loop is stopping: DotNetty's own loop refuses work once shut down (RejectedExecutionException), and
-    // between its check and this call it may have begun to.
-    private bool TryRunOnEventLoop(Action<object> task)
+    // Off the event loop, once it terminated without running what this connection gave it: nothing queued will be
+    // written, so every write is refused from now on, and the reader (given now, or before) hears the connection ended
+    // and why. Heard on the thread pool, not here: this may run inside TryWrite's lock.
+    private void EndWithoutLoop(string what, IPayloadReceiver? receiver = null)
     {
-        if (_channel.EventLoop.IsShuttingDown)
+        lock (_gate)
         {
-            return false;
+            _closing = true;
         }
 
-        try
-        {
-            _channel.EventLoop.Execute(task, this);
-            return true;
-        }
-        catch (RejectedExecutionException)
-        {
-            return false;
-        }
+        var unsent = _queue.QueuedBytes;
+        _queue.Clear();
+        DisposeCloseDeadline();
+        var reason = new IOException(string.Create(CultureInfo.InvariantCulture,
+            $"The connection {this} ended: its event loop stopped before it ran {what}, and {unsent:N0} bytes accepted were not sent."));
+        ThreadPool.QueueUserWorkItem(static end => end.Tail.EndWithoutLoop(end.reason, end.receiver), (Tail, reason, receiver), preferLocal: false);
     }
 
     // Past the close's bound: what is still queued here or in the channel was not read by the peer; the connection ends
@@ -224,10 +225,7 @@ internal sealed class DotNettyConnection : ITransportConnection
     {
         var unsent = UnsentBytes;
         var reason = unsent == 0 ? null : SetupTimeouts.CloseAborted(ToString(), _settings.CloseTimeout, unsent);
-        if (!TryRunOnEventLoop(state => ((DotNettyConnection)state).Tail.Abort(reason)))
-        {
-            ObservedTasks.Observe(_channel.CloseAsync());
-        }
+        LoopTask.Execute(_channel.EventLoop, state => ((DotNettyConnection)state).Tail.Abort(reason), CloseLost, this);
     }
 
     // On the event loop, once the channel is inactive: nothing queued will be written, and no deadline is left to keep.

@@ -14,7 +14,10 @@ namespace FlushBatching.Akka;
 /// writes payloads down the pipeline on the connection's behalf, and moves the channel's water marks as
 /// <see cref="WriteBufferMarks"/> says.
 /// </summary>
-/// <remarks>Every member runs on the channel's event loop, except <see cref="Ready"/>, which any thread may await.</remarks>
+/// <remarks>
+/// Every member runs on the channel's event loop, except <see cref="Ready"/>, which any thread may await, and
+/// <see cref="EndWithoutLoop"/>, which runs once the loop has terminated.
+/// </remarks>
 internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
 {
     private readonly TaskCompletionSource _ready = new(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -27,6 +30,9 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
     private IPayloadReceiver? _receiver;
     private List<ByteString>? _held;
     private bool _ended;
+
+    // 1 once the receiver heard the end: from the channel, or from a loop that terminated under the connection.
+    private int _reported;
 
     /// <param name="settings">The connection's settings: its water marks, which the channel starts with.</param>
     /// <param name="judge">Judges the peer's certificate: given with TLS, so that a failed handshake says why.</param>
@@ -60,7 +66,7 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
         _held = null;
         if (_ended)
         {
-            receiver.OnClosed(Failure);
+            ReportEnd(receiver);
             return;
         }
 
@@ -76,6 +82,13 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
     /// </remarks>
     public void Write(ByteString payload)
     {
+        // Accepted just before the channel ended, handed off after: nothing can be written now, and the write's failed
+        // task would come after the end observed the last one.
+        if (_ended)
+        {
+            return;
+        }
+
         _written += payload.Length + FramingSettings.HeaderLength;
         var written = _context!.WriteAsync(Wrap(payload));
         if (!ReferenceEquals(written, _lastWrite))
@@ -129,6 +142,21 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
                 ObservedTasks.Observe(((IChannel)channel!).CloseAsync());
             },
             channel, TaskScheduler.Default);
+    }
+
+    /// <summary>
+    /// Once the event loop has terminated without running a task the connection gave it, so that no task of this handler
+    /// runs again: the connection ends with <paramref name="reason"/>, and the receiver, this one or the one reading
+    /// started with, hears it once, as it would have from the channel.
+    /// </summary>
+    public void EndWithoutLoop(Exception reason, IPayloadReceiver? receiver)
+    {
+        Failure ??= reason;
+        _ready.TrySetException(reason);
+        if ((_receiver ??= receiver) is { } reader)
+        {
+            ReportEnd(reader);
+        }
     }
 
     public override void HandlerAdded(IChannelHandlerContext context) => _context = context;
@@ -193,8 +221,20 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
         ObservedTasks.Observe(_lastWrite);
         _onEnded();
         _ready.TrySetException(Failure ?? new IOException($"The connection {context.Channel.LocalAddress} -> {context.Channel.RemoteAddress} closed before it was set up."));
-        _receiver?.OnClosed(Failure);
+        if (_receiver is { } receiver)
+        {
+            ReportEnd(receiver);
+        }
+
         context.FireChannelInactive();
+    }
+
+    private void ReportEnd(IPayloadReceiver receiver)
+    {
+        if (Interlocked.Exchange(ref _reported, 1) == 0)
+        {
+            receiver.OnClosed(Failure);
+        }
     }
 
     // The payload's own array, wrapped: BatchingWriterHandler copies a small one once into its combine buffer and

@@ -32,7 +32,21 @@ internal static class EventLoopShutdown
         typeof(SingleThreadEventExecutor).GetField("executionState", BindingFlags.NonPublic | BindingFlags.Instance);
 
     /// <summary>Whether DotNetty's loop state is where this version expects it: false would leave the cycle unbroken.</summary>
-    internal static bool CanEndSpin => State?.FieldType == typeof(int);
+    internal static bool CanEndSpin => CannotEndSpin(State) is null;
+
+    /// <summary>
+    /// With <c>event-loop = dedicated</c>, the WARNING a transport logs at start when the cycle cannot be ended (another
+    /// DotNetty than 0.7.6, whose loop keeps its state elsewhere): <c>null</c> when it can.
+    /// </summary>
+    internal static string? StartWarning => CannotEndSpin(State);
+
+    /// <summary>Why a loop's shutdown cycle cannot be ended with <paramref name="state"/> as its state's field, or <c>null</c>.</summary>
+    internal static string? CannotEndSpin(FieldInfo? state) => state?.FieldType == typeof(int)
+        ? null
+        : $"FlushBatching transport: '{SettingKeys.EventLoop} = {EventLoopKindNames.Dedicated}' runs on a DotNetty whose " +
+          $"{nameof(SingleThreadEventExecutor)} has no int field 'executionState' (0.7.6 has): a loop that a task reaches as it " +
+          "shuts down may then spin at a full core until the process ends. Use DotNetty 0.7.6, or " +
+          $"'{SettingKeys.EventLoop} = {EventLoopKindNames.ThreadPool}', whose loops this does not touch.";
 
     /// <summary>
     /// Shuts <paramref name="group"/> down with no quiet period and <paramref name="timeout"/>, and ends the shutdown
