@@ -2,19 +2,21 @@
 # Loops the shutdown and hostile-peer tests, as issue 43 asks, to find races a single run hides: each run is a fresh
 # `dotnet test` of the Akka suite's built binaries, never retried; failures are kept with their whole output.
 #
-#   tools/loop.sh stack|transport|spi RUNS [OUT]     OUT: artifacts/loop/SET by default
+#   tools/loop.sh stack|transport|spi|flood RUNS [OUT]     OUT: artifacts/loop/SET by default (inside the repository:
+#   the flood's node is found from there)
 #
 # stack: ConnectionStackSuite's hostile-peer, letting-go and close-race tests on the sockets stack and the DotNetty
 # stack on both event-loop kinds, the DotNetty held-loop shutdown, ThreadPoolEventLoop's and EventLoopShutdown's own tests and each loop kind's stop
 # (at least 58 tests, about 40 s a run on a quiet 2-core machine). transport: TransportSuite's hostile-peer and letting-go tests, the
 # start/stop cycles and the SPI shutdown tests on both stacks, DotNetty's on both loop kinds (at least 36 tests, about
-# 90 s a run). spi: the SPI suite on both stacks, DotNetty's on both loop kinds (at least 68 tests, about 45 s a run). For load, start a busy process per core first (`yes >/dev/null &` twice, or tools/fuzz.sh runs). Build
+# 90 s a run). spi: the SPI suite on both stacks, DotNetty's on both loop kinds (at least 68 tests, about 45 s a run).
+# flood: the connection floods under a lowered descriptor limit, one per stack and loop kind (3 tests, about 40 s a run). For load, start a busy process per core first (`yes >/dev/null &` twice, or tools/fuzz.sh runs). Build
 # first: ./build.sh test, or dotnet build tests/FlushBatching.Akka.Tests -c Release. OUT/summary has a line per run. It
 # exits non-zero when any run failed, or ran fewer tests than the set has (a filter that no longer matches a renamed
 # test would otherwise loop nothing and pass).
 set -euo pipefail
-set_name=${1:?usage: tools/loop.sh stack|transport|spi RUNS [OUT]}
-runs=${2:?usage: tools/loop.sh stack|transport|spi RUNS [OUT]}
+set_name=${1:?usage: tools/loop.sh stack|transport|spi|flood RUNS [OUT]}
+runs=${2:?usage: tools/loop.sh stack|transport|spi|flood RUNS [OUT]}
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${3:-$root/artifacts/loop/$set_name}
 case $set_name in
@@ -30,7 +32,9 @@ case $set_name in
     least=36 ;;
   spi) names=(TransportSpiTests)
     least=68 ;;
-  *) echo "error: the set is stack, transport or spi, not '$set_name'" >&2; exit 2 ;;
+  flood) names=(ConnectionFloodTests)
+    least=3 ;;
+  *) echo "error: the set is stack, transport, spi or flood, not '$set_name'" >&2; exit 2 ;;
 esac
 filter=$(printf 'FullyQualifiedName~%s|' "${names[@]}"); filter=${filter%|}
 bin=$root/tests/FlushBatching.Akka.Tests/bin/Release/net10.0

@@ -1,5 +1,7 @@
 using System.Net;
 using System.Net.Sockets;
+using DotNetty.Transport.Bootstrapping;
+using DotNetty.Transport.Channels;
 using FlushBatching.Akka.Tests.Support;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
@@ -14,6 +16,86 @@ namespace FlushBatching.Akka.Tests;
 /// </summary>
 public sealed class DotNettyAcceptErrorTests
 {
+    [Theory]
+    [InlineData("thread-pool")]
+    [InlineData("dedicated")]
+    public async Task An_accept_that_throws_before_it_starts_as_Windows_does_pauses_a_second_each_time_then_accepts(string eventLoop)
+    {
+        // On Windows, .NET makes the accepted socket before the accept starts: out of sockets, AcceptAsync throws at once.
+        // Three such accepts, then real ones. DotNetty's own channel retries a throwing accept at once, in a loop that
+        // never ends its round: no pause ever began, and the loop spun.
+        var attempts = 0;
+        bool Accept(Socket listening, SocketAsyncEventArgs operation) =>
+            Interlocked.Increment(ref attempts) <= 3 ? throw new SocketException((int)SocketError.TooManyOpenSockets) : listening.AcceptAsync(operation);
+
+        var (server, group, accepted, rejections) = await Listen(eventLoop, Accept);
+        try
+        {
+            using var peer = await RawPeer.ConnectAsync(DotNettyConnection.Unmapped(server.LocalAddress));
+
+            // Within the first pause: one attempt, one report naming the reason.
+            await Task.Delay(TimeSpan.FromMilliseconds(500));
+            Assert.Equal(1, Volatile.Read(ref attempts));
+            lock (rejections)
+            {
+                var report = Assert.Single(rejections);
+                Assert.Contains("before it started", report.Message);
+                Assert.Contains("accepting again in 1s", report.Message);
+            }
+
+            // After the third pause, the peer waiting in the backlog is accepted.
+            var child = await Poll.Within(accepted.Task);
+            await child.CloseAsync();
+            Assert.InRange(Volatile.Read(ref attempts), 4, 5);
+            lock (rejections)
+            {
+                Assert.Equal(3, rejections.Count);
+            }
+        }
+        finally
+        {
+            await server.CloseAsync();
+            await EventLoopShutdown.ShutdownAsync(group, TimeSpan.FromMilliseconds(500));
+        }
+    }
+
+    [Theory]
+    [InlineData("thread-pool")]
+    [InlineData("dedicated")]
+    public async Task An_accept_that_finds_its_peer_reset_is_no_failure_and_the_next_accept_starts_at_once(string eventLoop)
+    {
+        // A peer that resets its connection while it waits in the backlog: the accept completes with the reset. It
+        // paused accepting for a second, with a WARNING about file descriptors.
+        var attempts = 0;
+        bool Accept(Socket listening, SocketAsyncEventArgs operation)
+        {
+            if (Interlocked.Increment(ref attempts) > 1)
+            {
+                return listening.AcceptAsync(operation);
+            }
+
+            operation.SocketError = SocketError.ConnectionReset;
+            return false;
+        }
+
+        var (server, group, accepted, rejections) = await Listen(eventLoop, Accept);
+        try
+        {
+            using var peer = await RawPeer.ConnectAsync(DotNettyConnection.Unmapped(server.LocalAddress));
+            var child = await Poll.Within(accepted.Task);
+            await child.CloseAsync();
+            lock (rejections)
+            {
+                Assert.Empty(rejections);
+            }
+        }
+        finally
+        {
+            await server.CloseAsync();
+            await EventLoopShutdown.ShutdownAsync(group, TimeSpan.FromMilliseconds(500));
+        }
+    }
+
     [LinuxTheory("lowers RLIMIT_NOFILE through libc and counts /proc/self/fd")]
     [InlineData("thread-pool")]
     [InlineData("dedicated")]
@@ -66,5 +148,23 @@ public sealed class DotNettyAcceptErrorTests
             await stack.StopListeningAsync();
             await stack.StopAsync();
         }
+    }
+
+    // A server channel of the DotNetty stack's kind on one loop of the kind given, whose accepts start with acceptAsync:
+    // the first channel it accepts, and what it reports.
+    private static async Task<(IChannel Server, IEventLoopGroup Group, TaskCompletionSource<IChannel> Accepted, List<Exception> Rejections)> Listen(
+        string eventLoop, Func<Socket, SocketAsyncEventArgs, bool> acceptAsync)
+    {
+        var group = DotNettyLoops.Parse(eventLoop) == EventLoopKind.Dedicated
+            ? new MultithreadEventLoopGroup(1)
+            : new MultithreadEventLoopGroup(static group => new ThreadPoolEventLoop(group), 1);
+        var rejections = new List<Exception>();
+        var accepted = new TaskCompletionSource<IChannel>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var listening = new Socket(SocketType.Stream, ProtocolType.Tcp);
+        var server = await new ServerBootstrap().Group(group)
+            .ChannelFactory(() => new PausingServerSocketChannel(listening, e => { lock (rejections) { rejections.Add(e); } }, slots: null, acceptAsync))
+            .ChildHandler(new ActionChannelInitializer<IChannel>(channel => accepted.TrySetResult(channel)))
+            .BindAsync(new IPEndPoint(IPAddress.Loopback, 0));
+        return (server, group, accepted, rejections);
     }
 }

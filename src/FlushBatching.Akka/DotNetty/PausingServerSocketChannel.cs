@@ -13,6 +13,9 @@ namespace FlushBatching.Akka;
 /// DotNetty 0.7.6's <see cref="TcpServerSocketChannel"/> catches a failed accept (out of file descriptors, say), logs it
 /// only to its EventSource and starts the next accept at once: with connections waiting in the backlog, every accept
 /// fails again at once and the event loop spins a core. Nothing reaches the pipeline, so a handler cannot pause it.
+/// Each accept is started here, not by DotNetty's channel, for the same reason: on Windows, .NET makes the accepted
+/// socket before the accept starts, so out of sockets or buffers <c>AcceptAsync</c> throws at once, and DotNetty's
+/// channel retries that inside a loop of its own that never ends its round.
 /// </summary>
 /// <remarks>
 /// A round that took nothing is one whose <c>ChannelReadComplete</c> came with no <c>ChannelRead</c> before it: the
@@ -24,8 +27,13 @@ namespace FlushBatching.Akka;
 /// </remarks>
 internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
 {
+    private static readonly Action<object, object> FinishAccept =
+        static (channel, operation) => ((AbstractSocketUnsafe)((IChannel)channel).Unsafe).FinishRead((SocketChannelAsyncOperation)operation);
+
     private readonly Action<Exception> _onPause;
     private readonly InboundSlots? _slots;
+    private readonly Func<Socket, SocketAsyncEventArgs, bool> _acceptAsync;
+    private SocketChannelAsyncOperation? _accepting;
     private bool _tookNothing;
     private bool _holdsSlot;
     private bool _waitingForSlot;
@@ -33,11 +41,13 @@ internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
     /// <param name="socket">The listening socket, not yet bound.</param>
     /// <param name="onPause">Told once per pause, with why, for the transport's log.</param>
     /// <param name="slots">The bound on accepted channels open at once; <c>null</c> for none.</param>
-    public PausingServerSocketChannel(Socket socket, Action<Exception> onPause, InboundSlots? slots)
+    /// <param name="acceptAsync">Starts an accept, as <see cref="Socket.AcceptAsync(SocketAsyncEventArgs)"/> does; a test gives one that throws as Windows' does.</param>
+    public PausingServerSocketChannel(Socket socket, Action<Exception> onPause, InboundSlots? slots, Func<Socket, SocketAsyncEventArgs, bool>? acceptAsync = null)
         : base(socket)
     {
         _onPause = onPause;
         _slots = slots;
+        _acceptAsync = acceptAsync ?? (static (listening, operation) => listening.AcceptAsync(operation));
         slots?.OnFreed(() => EventLoop.Execute(static state => ((PausingServerSocketChannel)state).ResumeAtBound(), this));
         Pipeline.AddFirst("accept-rounds", new RoundWatch(this));
     }
@@ -55,17 +65,65 @@ internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
         }
 
         _tookNothing = false;
+        var error = _accepting?.SocketError ?? SocketError.SocketError;
+        if (error is SocketError.ConnectionReset or SocketError.ConnectionAborted)
+        {
+            // A peer that reset its connection before it was taken: nothing is wrong here, and the next accept starts
+            // at once, with the slot this one held, as the core's listener skips a reset.
+            AcceptWithinBound();
+            return;
+        }
+
+        Pause($"({new SocketException((int)error).Message})");
+    }
+
+    protected override void DoClose()
+    {
+        base.DoClose();
+        _accepting?.Dispose();
+    }
+
+    // A round that took nothing: its slot is free again, and the next accept starts after the pause.
+    private void Pause(string why)
+    {
         if (_holdsSlot)
         {
-            // The round that failed took no channel: its slot is free again.
             _holdsSlot = false;
             _slots!.Release();
         }
 
         _onPause(new IOException(
-            $"Accepting on {LocalAddress} failed (DotNetty names the reason only on its EventSource; out of file descriptors is the usual one); " +
-            $"accepting again in {SettingText.FormatDuration(FramedListener.AcceptErrorPause)}."));
+            $"Accepting on {LocalAddress} failed {why}; accepting again in {SettingText.FormatDuration(FramedListener.AcceptErrorPause)}."));
         EventLoop.Schedule(static state => ((PausingServerSocketChannel)state).Resume(), this, FramedListener.AcceptErrorPause);
+    }
+
+    // One accept, as DotNetty's channel starts it, except that one that throws before it starts pauses as a failed one
+    // does, where DotNetty's tries again at once.
+    private void BeginAccept()
+    {
+        _accepting ??= new SocketChannelAsyncOperation(this, setEmptyBuffer: false);
+        try
+        {
+            if (!_acceptAsync(Socket, _accepting))
+            {
+                EventLoop.Execute(FinishAccept, this, _accepting);
+            }
+        }
+        catch (Exception e) when (e is ObjectDisposedException or SocketException { SocketErrorCode: SocketError.OperationAborted or SocketError.InvalidArgument })
+        {
+            // The listening socket closed under the channel: the listener is stopping.
+            ObservedTasks.Observe(CloseAsync());
+        }
+        catch (SocketException e)
+        {
+            Pause($"before it started ({e.Message})");
+        }
+        catch (Exception e)
+        {
+            // As DotNetty's channel ends on what it does not expect: the pipeline hears it, and the channel closes.
+            Pipeline.FireExceptionCaught(e);
+            ObservedTasks.Observe(CloseAsync());
+        }
     }
 
     private void Resume()
@@ -96,7 +154,7 @@ internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
         }
 
         _waitingForSlot = false;
-        base.ScheduleSocketRead();
+        BeginAccept();
     }
 
     private void ResumeAtBound()
