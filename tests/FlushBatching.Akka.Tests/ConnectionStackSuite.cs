@@ -162,6 +162,12 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
         // Agreeing versions connect; a client held to TLS 1.2 against a server held to TLS 1.3 does not.
         var (client, _) = await Connect(Only(SslProtocols.Tls12), Only(SslProtocols.Tls12 | SslProtocols.Tls13));
         Assert.True(client.TryWrite(ByteString.CopyFromUtf8("agreed")));
+        if (OperatingSystem.IsMacOS())
+        {
+            // No TLS 1.3 in .NET's TLS there: a server held to it is refused before it starts, not at every handshake.
+            Assert.Throws<PlatformNotSupportedException>(() => tls.WithProtocols(SslProtocols.Tls13));
+            return;
+        }
 
         var endpoint = await Listen(Only(SslProtocols.Tls13));
         // Refused by the handshake on both ends, not timed out or dropped for another reason.

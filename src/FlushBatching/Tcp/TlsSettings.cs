@@ -79,8 +79,18 @@ public sealed record TlsSettings
     public SslProtocols Protocols { get; private init; }
 
     /// <summary>TLS with the given certificate, which this side presents.</summary>
+    /// <remarks>
+    /// On Windows, a certificate whose private key lives in memory only (<c>CreateFromPem</c>, <c>CopyWithPrivateKey</c>,
+    /// one loaded with <see cref="X509KeyStorageFlags.EphemeralKeySet"/>) cannot serve TLS: SChannel finds no key, and
+    /// every handshake fails. So there a certificate whose key can be exported is re-imported from its PKCS#12 form,
+    /// which gives its key a container SChannel reads; one whose key cannot be exported (kept by a key store or a
+    /// hardware module) is used as it is, its key already where SChannel finds it.
+    /// </remarks>
     /// <exception cref="ArgumentException">The certificate has no private key, or one that cannot be used.</exception>
-    public static TlsSettings FromCertificate(X509Certificate2 certificate)
+    public static TlsSettings FromCertificate(X509Certificate2 certificate) => FromCertificate(certificate, OperatingSystem.IsWindows());
+
+    /// <summary><see cref="FromCertificate(X509Certificate2)"/>, re-importing the key where <paramref name="reimportKey"/> says SChannel needs it.</summary>
+    internal static TlsSettings FromCertificate(X509Certificate2 certificate, bool reimportKey)
     {
         ArgumentNullException.ThrowIfNull(certificate);
         if (PrivateKeyProblem(certificate) is { } problem)
@@ -88,7 +98,7 @@ public sealed record TlsSettings
             throw new ArgumentException($"The certificate {certificate.Subject} ({certificate.Thumbprint}) cannot serve TLS: {problem}.", nameof(certificate));
         }
 
-        return new TlsSettings(certificate);
+        return new TlsSettings(reimportKey ? WithKeySChannelCanRead(certificate) : certificate);
     }
 
     /// <summary>TLS for a connector only: it validates servers and presents no certificate.</summary>
@@ -99,7 +109,11 @@ public sealed record TlsSettings
     /// <param name="password">Its password, or <c>null</c>.</param>
     /// <param name="flags">Where and how the private key is kept (Akka's <c>ssl.certificate.flags</c>).</param>
     /// <exception cref="InvalidSettingException">The file is missing, cannot be read with the password, or holds no usable private key.</exception>
-    public static TlsSettings FromPfxFile(string path, string? password, X509KeyStorageFlags flags = X509KeyStorageFlags.DefaultKeySet)
+    public static TlsSettings FromPfxFile(string path, string? password, X509KeyStorageFlags flags = X509KeyStorageFlags.DefaultKeySet) =>
+        FromPfxFile(path, password, flags, static (path, password, flags) => new X509Certificate2(path, password, flags));
+
+    /// <summary><see cref="FromPfxFile(string, string?, X509KeyStorageFlags)"/>, loading the file with <paramref name="load"/>: a test gives one that fails as a platform's loader does.</summary>
+    internal static TlsSettings FromPfxFile(string path, string? password, X509KeyStorageFlags flags, Func<string, string?, X509KeyStorageFlags, X509Certificate2> load)
     {
         ArgumentNullException.ThrowIfNull(path);
         if (!File.Exists(path))
@@ -110,7 +124,7 @@ public sealed record TlsSettings
         X509Certificate2 certificate;
         try
         {
-            certificate = new X509Certificate2(path, password, flags);
+            certificate = load(path, password, flags);
         }
         catch (CryptographicException e)
         {
@@ -190,7 +204,17 @@ public sealed record TlsSettings
     public TlsSettings WithTargetHost(string? targetHost) => this with { TargetHost = targetHost };
 
     /// <summary>Returns a copy that allows only <paramref name="protocols"/>.</summary>
-    public TlsSettings WithProtocols(SslProtocols protocols) => this with { Protocols = protocols };
+    /// <exception cref="PlatformNotSupportedException">
+    /// On macOS, TLS 1.3 alone: .NET's TLS there has no TLS 1.3, so every handshake would fail. Allow TLS 1.2 too, or
+    /// leave the choice to the system (<see cref="SslProtocols.None"/>).
+    /// </exception>
+    public TlsSettings WithProtocols(SslProtocols protocols) => WithProtocols(protocols, tls13Available: !OperatingSystem.IsMacOS());
+
+    /// <summary><see cref="WithProtocols(SslProtocols)"/> on a platform whose TLS has TLS 1.3 or, <paramref name="tls13Available"/> false, has not.</summary>
+    internal TlsSettings WithProtocols(SslProtocols protocols, bool tls13Available) => !tls13Available && protocols == SslProtocols.Tls13
+        ? throw new PlatformNotSupportedException(
+            $"TLS 1.3 alone cannot serve on {System.Runtime.InteropServices.RuntimeInformation.OSDescription}: .NET's TLS on macOS has no TLS 1.3, so every handshake would fail. Allow {SslProtocols.Tls12} too, or {SslProtocols.None} to let the system choose.")
+        : this with { Protocols = protocols };
 
     /// <summary>
     /// Judges the certificate a peer presented during a handshake, by <see cref="CertificateValidator"/> if set and
@@ -244,6 +268,23 @@ public sealed record TlsSettings
         certificate is null ? "" : $" (subject {certificate.Subject}, issuer {certificate.Issuer}, thumbprint {certificate.Thumbprint})";
 
     // What stock Akka.Remote 1.5.74 checks before it listens: a private key, and one this process can use.
+    // The certificate with its key re-imported from PKCS#12, so that the key has a container SChannel reads; as it is when
+    // its key cannot be exported, which is then kept where SChannel finds it (a key store, a hardware module).
+    private static X509Certificate2 WithKeySChannelCanRead(X509Certificate2 certificate)
+    {
+        byte[] exported;
+        try
+        {
+            exported = certificate.Export(X509ContentType.Pkcs12);
+        }
+        catch (CryptographicException)
+        {
+            return certificate;
+        }
+
+        return new X509Certificate2(exported, (string?)null, X509KeyStorageFlags.DefaultKeySet);
+    }
+
     private static string? PrivateKeyProblem(X509Certificate2 certificate)
     {
         if (!certificate.HasPrivateKey)

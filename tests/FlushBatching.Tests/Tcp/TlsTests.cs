@@ -195,6 +195,51 @@ public sealed class TlsTests : IDisposable
     }
 
     [Fact]
+    public void A_pfx_file_the_platform_cannot_load_with_its_flags_is_refused_naming_the_key_and_the_flags()
+    {
+        // As macOS's loader refuses EphemeralKeySet: a PlatformNotSupportedException that escaped the settings before.
+        var e = Assert.Throws<InvalidSettingException>(() => TlsSettings.FromPfxFile(_certificate.PfxPath, SelfSignedCertificate.Password, X509KeyStorageFlags.EphemeralKeySet,
+            static (_, _, _) => throw new PlatformNotSupportedException("The ephemeral key set is not supported on this platform.")));
+        Assert.Equal("certificate.path", e.Key);
+        Assert.Contains("EphemeralKeySet", e.Message);
+        Assert.IsType<PlatformNotSupportedException>(e.InnerException);
+    }
+
+    [Fact]
+    public async Task Where_schannel_needs_it_a_certificate_whose_key_lives_in_memory_is_re_imported_and_serves_tls()
+    {
+        // A key made in memory, as CopyWithPrivateKey makes it: on Windows, SChannel cannot use it, and every handshake
+        // failed. Re-imported (as this platform is told Windows does it), it is another certificate with the same
+        // thumbprint and a key, and it serves.
+        using var loaded = X509CertificateLoader.LoadPkcs12FromFile(_certificate.PfxPath, SelfSignedCertificate.Password);
+        using var key = loaded.GetRSAPrivateKey()!;
+        using var publicOnly = X509CertificateLoader.LoadCertificate(loaded.RawData);
+        using var inMemory = publicOnly.CopyWithPrivateKey(key);
+
+        var tls = TlsSettings.FromCertificate(inMemory, reimportKey: true);
+
+        Assert.NotSame(inMemory, tls.Certificate);
+        Assert.Equal(inMemory.Thumbprint, tls.Certificate!.Thumbprint);
+        Assert.True(tls.Certificate.HasPrivateKey);
+        Assert.Same(inMemory, TlsSettings.FromCertificate(inMemory, reimportKey: false).Certificate);
+        await using var loopback = Loopback.Listen(ConnectionSettings.Default.WithTls(tls));
+        var (client, _) = await loopback.ConnectAsync(ConnectionSettings.Default.WithTls(TlsSettings.ForClient().WithSuppressValidation(true)));
+        Assert.True(client.TryWrite([1, 2, 3]));
+    }
+
+    [Fact]
+    public void Where_tls_has_no_tls_1_3_as_on_macos_tls_1_3_alone_is_refused_naming_the_platform()
+    {
+        var refused = Assert.Throws<PlatformNotSupportedException>(() => TlsSettings.ForClient().WithProtocols(SslProtocols.Tls13, tls13Available: false));
+        Assert.Contains("macOS has no TLS 1.3", refused.Message);
+        Assert.Contains(System.Runtime.InteropServices.RuntimeInformation.OSDescription, refused.Message);
+
+        // TLS 1.2 beside it serves there; where TLS 1.3 is, it alone is taken.
+        Assert.Equal(SslProtocols.Tls12 | SslProtocols.Tls13, TlsSettings.ForClient().WithProtocols(SslProtocols.Tls12 | SslProtocols.Tls13, tls13Available: false).Protocols);
+        Assert.Equal(SslProtocols.Tls13, TlsSettings.ForClient().WithProtocols(SslProtocols.Tls13, tls13Available: true).Protocols);
+    }
+
+    [Fact]
     public void Mutual_authentication_needs_a_certificate_to_present()
     {
         Assert.Throws<ArgumentException>(() => TlsSettings.ForClient().WithRequireMutualAuthentication(true));
