@@ -109,11 +109,19 @@ public sealed record TlsSettings
     /// <param name="password">Its password, or <c>null</c>.</param>
     /// <param name="flags">Where and how the private key is kept (Akka's <c>ssl.certificate.flags</c>).</param>
     /// <exception cref="InvalidSettingException">The file is missing, cannot be read with the password, or holds no usable private key.</exception>
+    /// <remarks>
+    /// On Windows, <see cref="X509KeyStorageFlags.EphemeralKeySet"/> is left out of <paramref name="flags"/>: SChannel
+    /// cannot use a key kept in memory only, and every handshake would fail.
+    /// </remarks>
     public static TlsSettings FromPfxFile(string path, string? password, X509KeyStorageFlags flags = X509KeyStorageFlags.DefaultKeySet) =>
-        FromPfxFile(path, password, flags, static (path, password, flags) => new X509Certificate2(path, password, flags));
+        FromPfxFile(path, password, flags, static (path, password, flags) => new X509Certificate2(path, password, flags), OperatingSystem.IsWindows());
 
-    /// <summary><see cref="FromPfxFile(string, string?, X509KeyStorageFlags)"/>, loading the file with <paramref name="load"/>: a test gives one that fails as a platform's loader does.</summary>
-    internal static TlsSettings FromPfxFile(string path, string? password, X509KeyStorageFlags flags, Func<string, string?, X509KeyStorageFlags, X509Certificate2> load)
+    /// <summary>
+    /// <see cref="FromPfxFile(string, string?, X509KeyStorageFlags)"/>, loading the file with <paramref name="load"/> (a
+    /// test gives one that fails as a platform's loader does), and without an ephemeral key where
+    /// <paramref name="keyNeedsContainer"/> says SChannel needs one.
+    /// </summary>
+    internal static TlsSettings FromPfxFile(string path, string? password, X509KeyStorageFlags flags, Func<string, string?, X509KeyStorageFlags, X509Certificate2> load, bool keyNeedsContainer)
     {
         ArgumentNullException.ThrowIfNull(path);
         if (!File.Exists(path))
@@ -124,7 +132,7 @@ public sealed record TlsSettings
         X509Certificate2 certificate;
         try
         {
-            certificate = load(path, password, flags);
+            certificate = load(path, password, keyNeedsContainer ? flags & ~X509KeyStorageFlags.EphemeralKeySet : flags);
         }
         catch (CryptographicException e)
         {

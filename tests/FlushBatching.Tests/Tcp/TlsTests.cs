@@ -199,7 +199,7 @@ public sealed class TlsTests : IDisposable
     {
         // As macOS's loader refuses EphemeralKeySet: a PlatformNotSupportedException that escaped the settings before.
         var e = Assert.Throws<InvalidSettingException>(() => TlsSettings.FromPfxFile(_certificate.PfxPath, SelfSignedCertificate.Password, X509KeyStorageFlags.EphemeralKeySet,
-            static (_, _, _) => throw new PlatformNotSupportedException("The ephemeral key set is not supported on this platform.")));
+            static (_, _, _) => throw new PlatformNotSupportedException("The ephemeral key set is not supported on this platform."), keyNeedsContainer: false));
         Assert.Equal("certificate.path", e.Key);
         Assert.Contains("EphemeralKeySet", e.Message);
         Assert.IsType<PlatformNotSupportedException>(e.InnerException);
@@ -225,6 +225,24 @@ public sealed class TlsTests : IDisposable
         await using var loopback = Loopback.Listen(ConnectionSettings.Default.WithTls(tls));
         var (client, _) = await loopback.ConnectAsync(ConnectionSettings.Default.WithTls(TlsSettings.ForClient().WithSuppressValidation(true)));
         Assert.True(client.TryWrite([1, 2, 3]));
+    }
+
+    [Fact]
+    public void Where_schannel_needs_it_a_pfx_file_is_loaded_without_an_ephemeral_key_whatever_the_flags_say()
+    {
+        var asked = new List<X509KeyStorageFlags>();
+        X509Certificate2 Load(string path, string? password, X509KeyStorageFlags flags)
+        {
+            asked.Add(flags);
+            return X509CertificateLoader.LoadPkcs12FromFile(path, password);
+        }
+
+        const X509KeyStorageFlags flags = X509KeyStorageFlags.EphemeralKeySet | X509KeyStorageFlags.Exportable;
+        using (TlsSettings.FromPfxFile(_certificate.PfxPath, SelfSignedCertificate.Password, flags, Load, keyNeedsContainer: true).Certificate)
+        using (TlsSettings.FromPfxFile(_certificate.PfxPath, SelfSignedCertificate.Password, flags, Load, keyNeedsContainer: false).Certificate)
+        {
+            Assert.Equal([X509KeyStorageFlags.Exportable, flags], asked);
+        }
     }
 
     [Fact]
