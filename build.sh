@@ -19,8 +19,13 @@ build_options=(-c "$configuration" -p:ContinuousIntegrationBuild=true)
 # and says where.
 test_options=(-c "$configuration" --no-build --blame-hang-timeout 5m --blame-hang-dump-type none)
 
-# A smoke run of a benchmark that takes this long is taken as hung and fails the build.
-bounded() { timeout --kill-after=30s 10m "$@"; }
+# A smoke run of a benchmark, or a README app, that takes this long is taken as hung and fails the build. Without GNU
+# timeout (stock macOS), the command runs unbounded; CI's own job timeout is the bound there.
+if command -v timeout >/dev/null; then
+  bounded() { timeout --kill-after=30s 10m "$@"; }
+else
+  bounded() { "$@"; }
+fi
 
 # Tests whose outcome depends on the machine's speed, not only on the code: the only ones a retry may turn green.
 # Each entry is a substring of test names, then its reason. A race in the product shows as a test that fails once
@@ -220,6 +225,33 @@ print(*[x.getsockname()[1] for x in s])')
   echo "the README's Hosting program: two nodes formed a cluster on FlushBatching"
 }
 
+# A user's apps, from the packed packages alone (pack_packages first), made by the documented install commands and
+# nothing else: a new console app switched by HOCON (samples/TwoNodes, by its README's block), the core package's
+# README program, and a new Akka.Hosting app running the README's own program, whose two nodes form a cluster; each
+# node must log that it runs FlushBatching.
+run_readme_apps() {
+  local sample_log app
+  rm -rf "$artifacts/sample-packages"
+  sample_log=$(mktemp)
+  app=$(run_readme_block samples/TwoNodes/README.md akka)
+  cp samples/TwoNodes/Program.cs "$app/MyNode/"
+  (cd "$app/MyNode" && NUGET_PACKAGES=$root/$artifacts/sample-packages bounded "$root/tools/isolated.sh" dotnet run) 2>&1 | tee "$sample_log"
+  grep -q '^100 round trips' "$sample_log" && [[ $(grep -c 'FlushBatching transport listening' "$sample_log") == 2 ]] ||
+    { echo "error: the app made by samples/TwoNodes/README.md's install commands did not run its two nodes on FlushBatching" >&2; exit 1; }
+  rm -rf "$app"
+  # The core package's README: its program, as written, in the app its block makes.
+  app=$(run_readme_block src/FlushBatching/README.md core)
+  marked_block src/FlushBatching/README.md core-program >"$app/MyFramedApp/Program.cs"
+  (cd "$app/MyFramedApp" && NUGET_PACKAGES=$root/$artifacts/sample-packages bounded "$root/tools/isolated.sh" dotnet run) 2>&1 | tee "$sample_log"
+  grep -q '^1000 frames received$' "$sample_log" || { echo "error: the core README's program did not deliver its 1000 frames" >&2; exit 1; }
+  rm -rf "$app"
+  app=$(run_readme_block README.md hosting)
+  marked_block README.md hosting-program >"$app/MyHostedNode/Program.cs"
+  run_readme_cluster "$app/MyHostedNode"
+  rm -rf "$app"
+  rm -f "$sample_log"
+}
+
 # RemotePingPong across two processes: a server in the background, a client against the address it prints.
 smoke_two_processes() {
   local dll=benchmarks/RemotePingPong/bin/$configuration/net10.0/RemotePingPong.dll log server address
@@ -331,31 +363,12 @@ case "$command" in
     pack_packages --no-build
     check_versions_from_tags
 
-    # A user's apps, from the packed packages alone, made by the documented install commands and nothing else: a new
-    # console app switched by HOCON (samples/TwoNodes, by its README's block), and a new Akka.Hosting app running the
-    # README's own program, whose two nodes form a cluster; each node must log that it runs FlushBatching.
     phase "the README's install commands"
-    rm -rf "$artifacts/sample-packages"
-    sample_log=$(mktemp)
-    app=$(run_readme_block samples/TwoNodes/README.md akka)
-    cp samples/TwoNodes/Program.cs "$app/MyNode/"
-    (cd "$app/MyNode" && NUGET_PACKAGES=$root/$artifacts/sample-packages bounded "$root/tools/isolated.sh" dotnet run) 2>&1 | tee "$sample_log"
-    grep -q '^100 round trips' "$sample_log" && [[ $(grep -c 'FlushBatching transport listening' "$sample_log") == 2 ]] ||
-      { echo "error: the app made by samples/TwoNodes/README.md's install commands did not run its two nodes on FlushBatching" >&2; exit 1; }
-    rm -rf "$app"
-    # The core package's README: its program, as written, in the app its block makes.
-    app=$(run_readme_block src/FlushBatching/README.md core)
-    marked_block src/FlushBatching/README.md core-program >"$app/MyFramedApp/Program.cs"
-    (cd "$app/MyFramedApp" && NUGET_PACKAGES=$root/$artifacts/sample-packages bounded "$root/tools/isolated.sh" dotnet run) 2>&1 | tee "$sample_log"
-    grep -q '^1000 frames received$' "$sample_log" || { echo "error: the core README's program did not deliver its 1000 frames" >&2; exit 1; }
-    rm -rf "$app"
-    app=$(run_readme_block README.md hosting)
-    marked_block README.md hosting-program >"$app/MyHostedNode/Program.cs"
-    run_readme_cluster "$app/MyHostedNode"
-    rm -rf "$app"
+    run_readme_apps
     # The same app on .NET 8, the packages' lowest target: published self-contained with NuGet's runtime for this host
     # (the runtime pack comes from the package source), on each stack.
     phase the .NET 8 sample
+    sample_log=$(mktemp)
     rid=$(dotnet --info | sed -nE 's/^ *RID: *//p' | head -1)
     rm -rf "$artifacts/sample-net8"
     if [[ $rid == linux-x64 || $rid == linux-arm64 || $rid == osx-x64 || $rid == osx-arm64 ]]; then
@@ -418,8 +431,14 @@ case "$command" in
     require_tools dotnet git unzip
     pack_packages
     ;;
+  apps)
+    # The packages, then the README's install apps made from them: what the CI workflow runs on Windows and macOS.
+    require_tools dotnet git unzip python3
+    pack_packages
+    run_readme_apps
+    ;;
   *)
-    echo "usage: ./build.sh test|check|pack" >&2
+    echo "usage: ./build.sh test|check|pack|apps" >&2
     exit 2
     ;;
 esac
