@@ -8,7 +8,7 @@
 #   tools/isolated.sh dotnet test tests/FlushBatching.Tests -c Release --filter TlsTests
 #   tools/isolated.sh --list-real-stores      the real stores' files and digests (build.sh compares them at its end)
 #
-# A test that adds a certificate to a store refuses to run without it (tests/FlushBatching.Tests/Support/IsolatedStore.cs).
+# A test that adds a certificate to a store refuses to run without it (tests/FlushBatching.Testing/IsolatedStore.cs).
 set -euo pipefail
 real_stores=$HOME/.dotnet/corefx/cryptography/x509stores
 
