@@ -65,6 +65,13 @@ public sealed class FramedListener : IAsyncDisposable
         var socket = new Socket(endpoint.AddressFamily, SocketType.Stream, ProtocolType.Tcp);
         try
         {
+            // The IPv6 any address listens on IPv4 too, as a DotNetty listener's dual-mode socket (stock's) does: .NET
+            // makes an IPv6 socket IPv6-only unless told.
+            if (endpoint.Address.Equals(IPAddress.IPv6Any))
+            {
+                socket.DualMode = true;
+            }
+
             socket.Bind(endpoint);
             socket.Listen(settings.Backlog);
         }

@@ -35,6 +35,18 @@ public sealed class ListenerTests : IDisposable
     }
 
     [Fact]
+    public async Task Listening_on_the_ipv6_any_address_serves_ipv4_and_ipv6_peers_as_a_dotnetty_listener_does()
+    {
+        // hostname = "::" in Akka's section: stock's DotNetty listener takes both families there; .NET's own IPv6 socket
+        // took IPv6 alone, and an IPv4 peer was refused.
+        await using var listener = FramedListener.Start(new IPEndPoint(IPAddress.IPv6Any, 0), ConnectionSettings.Default, _announced.Enqueue);
+
+        await using var overIpv4 = await FramedConnector.ConnectAsync(new IPEndPoint(IPAddress.Loopback, listener.LocalEndPoint.Port), ConnectionSettings.Default);
+        await using var overIpv6 = await FramedConnector.ConnectAsync(new IPEndPoint(IPAddress.IPv6Loopback, listener.LocalEndPoint.Port), ConnectionSettings.Default);
+        await Poll.Until(() => _announced.Count == 2, "both connections to be accepted");
+    }
+
+    [Fact]
     public async Task A_port_in_use_is_refused_with_the_systems_reason()
     {
         await using var first = Start(ConnectionSettings.Default);
