@@ -234,24 +234,7 @@ public abstract partial class ConnectionStackSuite
     [Fact]
     public async Task Silent_peers_handshakes_past_their_bound_and_aborted_writes_leave_no_unobserved_task_exception()
     {
-        var unobserved = new List<Exception>();
-        void Record(object? sender, UnobservedTaskExceptionEventArgs e)
-        {
-            lock (unobserved)
-            {
-                unobserved.Add(e.Exception);
-            }
-        }
-
-        // What earlier tests left unobserved is finalized first, so that only this test's faults are counted.
-        for (var i = 0; i < 3; i++)
-        {
-            GC.Collect();
-            GC.WaitForPendingFinalizers();
-        }
-
-        TaskScheduler.UnobservedTaskException += Record;
-        try
+        using var unobserved = new UnobservedTaskExceptions();
         {
             using var certificate = new SelfSignedCertificate();
             var settings = ConnectionSettings.Default.WithConnectTimeout(TimeSpan.FromMilliseconds(300))
@@ -285,23 +268,10 @@ public abstract partial class ConnectionStackSuite
                 await FillUntilRefused(client);
                 await Poll.Within(client.CloseAsync());
             }
-
-            // A faulted task is reported when it is finalized.
-            for (var i = 0; i < 3; i++)
-            {
-                GC.Collect();
-                GC.WaitForPendingFinalizers();
-            }
-        }
-        finally
-        {
-            TaskScheduler.UnobservedTaskException -= Record;
         }
 
-        lock (unobserved)
-        {
-            Assert.True(unobserved.Count == 0, $"{unobserved.Count} unobserved task exceptions, the first: {unobserved.FirstOrDefault()?.InnerException}");
-        }
+        var collected = unobserved.Collected();
+        Assert.True(collected.Count == 0, $"{collected.Count} unobserved task exceptions, the first: {collected.FirstOrDefault()?.InnerException}");
     }
 
     // A connect to the listener, and the connection it made there, accepted. On a loaded machine a connect can give up at

@@ -235,31 +235,9 @@ public abstract class DotNettyConnectionStackTests(ITestOutputHelper output) : C
     {
         // A write accepted just before its channel ended is handed off after the end: its write fails, and nothing
         // awaits it.
-        var unobserved = new List<Exception>();
-        void Record(object? sender, UnobservedTaskExceptionEventArgs e)
-        {
-            lock (unobserved)
-            {
-                unobserved.Add(e.Exception);
-            }
-        }
-
-        CollectFaultedTasks();
-        TaskScheduler.UnobservedTaskException += Record;
-        try
-        {
-            await HandOffAfterTheEnd();
-            CollectFaultedTasks();
-        }
-        finally
-        {
-            TaskScheduler.UnobservedTaskException -= Record;
-        }
-
-        lock (unobserved)
-        {
-            Assert.Empty(unobserved);
-        }
+        using var unobserved = new UnobservedTaskExceptions();
+        await HandOffAfterTheEnd();
+        Assert.Empty(unobserved.Collected());
     }
 
     // Apart, so that nothing of the connection is left on the test's stack when its tasks are collected.
@@ -277,16 +255,6 @@ public abstract class DotNettyConnectionStackTests(ITestOutputHelper output) : C
             handedOff.SetResult();
         });
         await Poll.Within(handedOff.Task);
-    }
-
-    // A faulted task nobody observed is reported when it is finalized.
-    private static void CollectFaultedTasks()
-    {
-        for (var i = 0; i < 3; i++)
-        {
-            GC.Collect();
-            GC.WaitForPendingFinalizers();
-        }
     }
 
     // Stops the connection's event loop as the stack stops its loops, leaving its channel open: what a task reaching a
