@@ -408,16 +408,17 @@ case "$command" in
     report_tests
     ;;
   check)
-    # The quick verb, for the edit-build-test loop: restore, build, and the suites that answer in minutes (the core's,
-    # the DotNetty handler's, the Hosting package's, and the sockets stack's SPI suite). `test` runs everything.
+    # The quick verb, for the edit-build-test loop: restore, build, and the suites that answer in minutes (the core's, on
+    # .NET 10 and its connector on .NET 8, the DotNetty handler's, the Hosting package's, and the sockets stack's SPI
+    # suite). `test` runs everything.
     require_tools dotnet git python3
     phase restore and build
     dotnet restore FlushBatching.sln
     dotnet build FlushBatching.sln "${build_options[@]}" --no-restore
     failed_projects=() flaky_tests=() total_passed=0 total_failed=0 total_skipped=0
     failure_log=$(mktemp)
-    for project in tests/FlushBatching.Tests/FlushBatching.Tests.csproj tests/FlushBatching.DotNetty.Tests/FlushBatching.DotNetty.Tests.csproj \
-      tests/FlushBatching.Akka.Hosting.Tests/FlushBatching.Akka.Hosting.Tests.csproj; do
+    for project in tests/FlushBatching.Tests/FlushBatching.Tests.csproj tests/FlushBatching.Net8.Tests/FlushBatching.Net8.Tests.csproj \
+      tests/FlushBatching.DotNetty.Tests/FlushBatching.DotNetty.Tests.csproj tests/FlushBatching.Akka.Hosting.Tests/FlushBatching.Akka.Hosting.Tests.csproj; do
       phase "$project"
       run_tests "$project"
     done
