@@ -231,6 +231,20 @@ public abstract class DotNettyConnectionStackTests(ITestOutputHelper output) : C
     }
 
     [Fact]
+    public async Task A_close_given_to_an_event_loop_that_has_terminated_ends_the_connection_for_its_reader_in_order_when_nothing_was_unsent()
+    {
+        var (client, _) = await Connect(ConnectionSettings.Default, ConnectionSettings.Default);
+        var received = new Receiver();
+        client.StartReading(received);
+        await TerminateEventLoopOf(client);
+
+        _ = client.CloseAsync();
+
+        Assert.Null(await Poll.Within(received.Closed.Task));
+        Assert.False(client.TryWrite(ByteString.CopyFromUtf8("after")));
+    }
+
+    [Fact]
     public async Task A_hand_off_that_runs_after_its_channel_ended_leaves_no_unobserved_task_exception()
     {
         // A write accepted just before its channel ended is handed off after the end: its write fails, and nothing

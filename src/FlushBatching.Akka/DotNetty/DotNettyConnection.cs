@@ -40,7 +40,7 @@ internal sealed class DotNettyConnection : ITransportConnection
     private static readonly Action<object> HandOffTask = static state => ((DotNettyConnection)state).HandOff();
     private static readonly Action<object> CloseTask = static state => ((DotNettyConnection)state).HandOffThenClose();
     private static readonly Action<object> HandOffLost = static state => ((DotNettyConnection)state).EndWithoutLoop("a hand-off of its writes");
-    private static readonly Action<object> CloseLost = static state => ((DotNettyConnection)state).EndWithoutLoop("its close");
+    private static readonly Action<object> CloseLost = static state => ((DotNettyConnection)state).EndWithoutLoop("its close", orderlyIfAllSent: true);
 
     private readonly IChannel _channel;
     private readonly ConnectionSettings _settings;
@@ -203,8 +203,9 @@ internal sealed class DotNettyConnection : ITransportConnection
 
     // Off the event loop, once it terminated without running what this connection gave it: nothing queued will be
     // written, so every write is refused from now on, and the reader (given now, or before) hears the connection ended
-    // and why. Heard on the thread pool, not here: this may run inside TryWrite's lock.
-    private void EndWithoutLoop(string what, IPayloadReceiver? receiver = null)
+    // and why; a close that lost nothing is heard as an orderly one. Heard on the thread pool, not here: this may run
+    // inside TryWrite's lock.
+    private void EndWithoutLoop(string what, IPayloadReceiver? receiver = null, bool orderlyIfAllSent = false)
     {
         lock (_gate)
         {
@@ -214,7 +215,7 @@ internal sealed class DotNettyConnection : ITransportConnection
         var unsent = _queue.QueuedBytes;
         _queue.Clear();
         DisposeCloseDeadline();
-        var reason = new IOException(string.Create(CultureInfo.InvariantCulture,
+        var reason = orderlyIfAllSent && unsent == 0 ? null : new IOException(string.Create(CultureInfo.InvariantCulture,
             $"The connection {this} ended: its event loop stopped before it ran {what}, and {unsent:N0} bytes accepted were not sent."));
         ThreadPool.QueueUserWorkItem(static end => end.Tail.EndWithoutLoop(end.reason, end.receiver), (Tail, reason, receiver), preferLocal: false);
     }

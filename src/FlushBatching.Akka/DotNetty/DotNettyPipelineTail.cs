@@ -146,13 +146,13 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
 
     /// <summary>
     /// Once the event loop has terminated without running a task the connection gave it, so that no task of this handler
-    /// runs again: the connection ends with <paramref name="reason"/>, and the receiver, this one or the one reading
-    /// started with, hears it once, as it would have from the channel.
+    /// runs again: the connection ends with <paramref name="reason"/> (<c>null</c>: in order), and the receiver, this one
+    /// or the one reading started with, hears it once, as it would have from the channel.
     /// </summary>
-    public void EndWithoutLoop(Exception reason, IPayloadReceiver? receiver)
+    public void EndWithoutLoop(Exception? reason, IPayloadReceiver? receiver)
     {
         Failure ??= reason;
-        _ready.TrySetException(reason);
+        _ready.TrySetException(Failure ?? new IOException("The connection ended before it was set up: its event loop stopped."));
         if ((_receiver ??= receiver) is { } reader)
         {
             ReportEnd(reader);
