@@ -48,3 +48,5 @@ for found in "$work"/out/default/queue/id:* "$work"/out/default/crashes/id:* "$w
 done
 echo "$target: $(awk -F': *' '/^execs_done/{e=$2} /^execs_per_sec/{s=$2} /^corpus_count/{c=$2} /^saved_crashes/{x=$2} /^saved_hangs/{h=$2} /^bitmap_cvg/{b=$2} /^edges_found/{g=$2} END{printf "%s executions, %s per second, %s paths, %s crashes, %s hangs, coverage %s (%s edges)", e, s, c, x, h, b, g}' "$stats")"
 echo "$added new inputs in $corpus"
+# The run's numbers go into the target's row of tests/FlushBatching.Fuzz/fuzz-runs.md: commit it with the new inputs.
+(cd "$root" && python3 tools/result_tables.py fuzz "$target" "$stats" "$minutes")

@@ -13,7 +13,8 @@
 #
 # Writes Stryker's JSON and HTML reports under artifacts/mutation/GROUP/ and prints, per file, the mutants killed,
 # survived, timed out and not covered, the score, and every survivor with its line; each report names the commit it
-# scored (artifacts/mutation/GROUP/commit). CONCURRENCY (2) sets Stryker's. HANG_MS sets the milliseconds Stryker adds
+# scored (artifacts/mutation/GROUP/commit), and writes each file's score, commit and time-outs into its row of
+# tools/mutation-scores.md (tools/result_tables.py), so that re-scoring is a run and a commit. CONCURRENCY (2) sets Stryker's. HANG_MS sets the milliseconds Stryker adds
 # to a mutant's expected test time before it calls the mutant a time-out (Stryker's additional-timeout, 5000 unless
 # set): with HANG_MS=40000, past the tests' own bound on every await (Poll.Patience, 30 s), a mutant reported as a
 # time-out is one no test's bounded wait noticed, and one a bounded wait caught counts as killed. Needs
@@ -101,4 +102,6 @@ for path, file in sorted(report["files"].items()):
         if m["status"] in ("Survived", "NoCoverage"):
             print(f'  line {m["location"]["start"]["line"]}: {m["status"]} {m["mutatorName"]}: {m.get("replacement", "")!r}')
 PY
+  # The numbers go into tools/mutation-scores.md; the survivors' sentences there stay a person's.
+  (cd "$root" && python3 tools/result_tables.py mutation "$out/reports/mutation-report.json" "$(cat "$out/commit")")
 done
