@@ -25,6 +25,9 @@ public abstract class FlushBatchingTransport : Transport
     private readonly TaskCompletionSource<IAssociationEventListener> _associationListener =
         new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly OpenSet<TrackedConnection> _connections = new();
+
+    // Set once, before the listener starts: the unheard inbound connections, bounded; null with no inbound bound.
+    private PendingInbound? _pending;
     private readonly object _gate = new();
     private readonly InboundSetupLog _setupLog;
     private readonly string _address;
@@ -96,6 +99,7 @@ public abstract class FlushBatchingTransport : Transport
         try
         {
             var endpoint = await Settings.Addressing.BindEndPointAsync().ConfigureAwait(false);
+            _pending = PendingInbound.Within(Settings.Connection.InboundBound());
             bound = await _stack.ListenAsync(endpoint, OnInbound, OnRejected).ConfigureAwait(false);
         }
         catch (Exception e) when (e is SocketException or AggregateException)
@@ -256,7 +260,7 @@ public abstract class FlushBatchingTransport : Transport
         if (Track(connection, remote, inbound: true) is { } handle)
         {
             // A peer that connects and never speaks holds a connection for nothing: it gets connection-timeout.
-            handle.CloseUnlessHeardWithin(Settings.Connection.ConnectTimeout, Settings.Connection.TimeProvider, _setupLog);
+            handle.CloseUnlessHeardWithin(Settings.Connection.ConnectTimeout, Settings.Connection.TimeProvider, _setupLog, _pending);
             _ = AnnounceAsync(handle);
         }
     }
