@@ -5,6 +5,7 @@ using Akka.Event;
 using Akka.Remote;
 using Akka.Remote.Transport;
 using FlushBatching.Diagnostics;
+using FlushBatching.Tcp;
 
 namespace FlushBatching.Akka;
 
@@ -25,12 +26,12 @@ public abstract class FlushBatchingTransport : Transport
     private readonly TaskCompletionSource<IAssociationEventListener> _associationListener =
         new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly OpenSet<TrackedConnection> _connections = new();
-
-    // Set once, before the listener starts: the unheard inbound connections, bounded; null with no inbound bound.
-    private PendingInbound? _pending;
     private readonly object _gate = new();
     private readonly InboundSetupLog _setupLog;
     private readonly string _address;
+
+    // Set once, before the listener starts: the unheard inbound connections, bounded; null with no inbound bound.
+    private PendingInbound? _pending;
     private Task<bool>? _shutdownTask;
     private volatile bool _stopping;
     private volatile bool _listening;
@@ -99,8 +100,9 @@ public abstract class FlushBatchingTransport : Transport
         try
         {
             var endpoint = await Settings.Addressing.BindEndPointAsync().ConfigureAwait(false);
-            _pending = PendingInbound.Within(Settings.Connection.InboundBound());
-            bound = await _stack.ListenAsync(endpoint, OnInbound, OnRejected).ConfigureAwait(false);
+            var slots = InboundSlots.For(Settings.Connection);
+            _pending = PendingInbound.Within(slots);
+            bound = await _stack.ListenAsync(endpoint, slots, OnInbound, OnRejected).ConfigureAwait(false);
         }
         catch (Exception e) when (e is SocketException or AggregateException)
         {

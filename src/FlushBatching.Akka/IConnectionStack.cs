@@ -20,10 +20,11 @@ internal interface IConnectionStack
 
     /// <summary>Binds <paramref name="endpoint"/> and announces every inbound connection once it is set up.</summary>
     /// <param name="endpoint">Where to listen; port 0 lets the system choose.</param>
+    /// <param name="slots">The bound on open inbound connections (<c>max-inbound-connections</c>), or <c>null</c> for none.</param>
     /// <param name="onInbound">Called once per connection, after its TLS handshake.</param>
     /// <param name="onRejected">Called with the reason when an accepted connection could not be set up.</param>
     /// <returns>The bound endpoint.</returns>
-    Task<IPEndPoint> ListenAsync(IPEndPoint endpoint, Action<ITransportConnection> onInbound, Action<Exception> onRejected);
+    Task<IPEndPoint> ListenAsync(IPEndPoint endpoint, InboundSlots? slots, Action<ITransportConnection> onInbound, Action<Exception> onRejected);
 
     /// <summary>Connects to <paramref name="endpoint"/> within the settings' connect timeout, TLS handshake included.</summary>
     Task<ITransportConnection> ConnectAsync(IPEndPoint endpoint, ConnectionSettings settings);

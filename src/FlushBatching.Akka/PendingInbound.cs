@@ -1,3 +1,5 @@
+using FlushBatching.Tcp;
+
 namespace FlushBatching.Akka;
 
 /// <summary>
@@ -17,8 +19,8 @@ internal sealed class PendingInbound(int bound)
     /// <summary>The most that wait for their first frame at once.</summary>
     public int Bound { get; } = Math.Max(1, bound);
 
-    /// <summary>The pending bound that goes with a bound of <paramref name="inbound"/> on all inbound connections, or none.</summary>
-    public static PendingInbound? Within((int Bound, string How)? inbound) => inbound is { } set ? new PendingInbound(set.Bound / 2) : null;
+    /// <summary>The pending bound that goes with <paramref name="inbound"/>, the bound on all inbound connections, or none.</summary>
+    public static PendingInbound? Within(InboundSlots? inbound) => inbound is null ? null : new PendingInbound(inbound.Bound / 2);
 
     /// <summary>Adds <paramref name="handle"/> as the newest; returns the oldest when there are now more than <see cref="Bound"/>.</summary>
     public BatchingAssociationHandle? Add(BatchingAssociationHandle handle, out LinkedListNode<BatchingAssociationHandle> node)

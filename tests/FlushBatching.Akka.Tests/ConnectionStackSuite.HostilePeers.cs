@@ -53,12 +53,12 @@ public abstract partial class ConnectionStackSuite
         static int Open() => Directory.GetFileSystemEntries("/proc/self/fd").Length;
 
         // Once first, so that whatever a first bind loads for good (the stack's own threads, say) is counted before.
-        await Assert.ThrowsAnyAsync<Exception>(() => CreateStack(ConnectionSettings.Default).ListenAsync(taken, _ => { }, _ => { }));
+        await Assert.ThrowsAnyAsync<Exception>(() => CreateStack(ConnectionSettings.Default).ListenAsync(taken, null, _ => { }, _ => { }));
         var before = Open();
         for (var i = 0; i < 20; i++)
         {
             var stack = CreateStack(ConnectionSettings.Default);
-            await Assert.ThrowsAnyAsync<Exception>(() => stack.ListenAsync(taken, _ => { }, _ => { }));
+            await Assert.ThrowsAnyAsync<Exception>(() => stack.ListenAsync(taken, null, _ => { }, _ => { }));
             await Poll.Within(stack.StopAsync());
         }
 
@@ -146,7 +146,7 @@ public abstract partial class ConnectionStackSuite
             var announced = new List<ITransportConnection>();
             var stack = Stack(ConnectionSettings.Default);
             var endpoint = await stack.ListenAsync(
-                new IPEndPoint(IPAddress.Loopback, 0), c => { lock (announced) { announced.Add(c); } }, _ => { });
+                new IPEndPoint(IPAddress.Loopback, 0), null, c => { lock (announced) { announced.Add(c); } }, _ => { });
             var peers = new List<Socket>();
             var connecting = Task.Run(async () =>
             {

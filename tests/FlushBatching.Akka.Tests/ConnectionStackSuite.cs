@@ -241,7 +241,7 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
 
     // A stack listening on loopback whose inbound connections and rejections the test reads.
     private Task<IPEndPoint> Listen(ConnectionSettings settings) =>
-        Stack(settings).ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), c => _inbound.Writer.TryWrite(c), e => _rejected.Writer.TryWrite(e));
+        Stack(settings).ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), InboundSlots.For(settings), c => _inbound.Writer.TryWrite(c), e => _rejected.Writer.TryWrite(e));
 
     private protected async Task<(ITransportConnection Client, ITransportConnection Server)> Connect(ConnectionSettings client, ConnectionSettings server)
     {

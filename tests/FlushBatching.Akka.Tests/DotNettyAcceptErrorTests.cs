@@ -104,7 +104,7 @@ public sealed class DotNettyAcceptErrorTests
         var stack = new DotNettyConnectionStack(ConnectionSettings.Default, 1, 1, DotNettyLoops.Parse(eventLoop));
         var accepted = new List<ITransportConnection>();
         var rejections = new List<Exception>();
-        var endpoint = await stack.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0),
+        var endpoint = await stack.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), null,
             c => { lock (accepted) { accepted.Add(c); } },
             e => { lock (rejections) { rejections.Add(e); } });
 

@@ -55,7 +55,7 @@ public sealed class WorkerPoolTests
         try
         {
             ITransportConnection? inbound = null;
-            var endpoint = await stack.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), c => inbound = c, _ => { });
+            var endpoint = await stack.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), null, c => inbound = c, _ => { });
             var outbound = (DotNettyConnection)await stack.ConnectAsync(endpoint, settings.Connection);
 
             var onPoolThread = new TaskCompletionSource<bool>();

@@ -28,7 +28,7 @@ internal sealed class TlsListenerUnderFuzz
     {
         var settings = ConnectionSettings.Default.WithConnectTimeout(HandshakeBound).WithTls(TlsSettings.FromCertificate(Certificate()));
         var stack = new DotNettyConnectionStack(settings, serverEventLoops: 1, clientEventLoops: 1, EventLoopKind.ThreadPool);
-        _endpoint = stack.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), c => _events.Writer.TryWrite(c), e => _events.Writer.TryWrite(e))
+        _endpoint = stack.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), null, c => _events.Writer.TryWrite(c), e => _events.Writer.TryWrite(e))
             .GetAwaiter().GetResult();
     }
 

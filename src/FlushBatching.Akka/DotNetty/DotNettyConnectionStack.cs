@@ -50,8 +50,8 @@ internal sealed class DotNettyConnectionStack : IConnectionStack
     /// <summary>The event loops of accepted channels, and of outbound ones.</summary>
     internal (int Server, int Client) EventLoops => (_serverGroup.Items.Count(), _clientGroup.Items.Count());
 
-    public Task<IPEndPoint> ListenAsync(IPEndPoint endpoint, Action<ITransportConnection> onInbound, Action<Exception> onRejected) =>
-        _listener.ListenAsync(endpoint, onInbound, onRejected);
+    public Task<IPEndPoint> ListenAsync(IPEndPoint endpoint, InboundSlots? slots, Action<ITransportConnection> onInbound, Action<Exception> onRejected) =>
+        _listener.ListenAsync(endpoint, slots, onInbound, onRejected);
 
     public Task<ITransportConnection> ConnectAsync(IPEndPoint endpoint, ConnectionSettings settings) => _connector.ConnectAsync(endpoint, settings);
 

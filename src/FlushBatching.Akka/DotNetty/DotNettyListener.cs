@@ -44,14 +44,14 @@ internal sealed class DotNettyListener
         _stepBound = stepBound;
     }
 
-    public async Task<IPEndPoint> ListenAsync(IPEndPoint endpoint, Action<ITransportConnection> onInbound, Action<Exception> onRejected)
+    public async Task<IPEndPoint> ListenAsync(IPEndPoint endpoint, InboundSlots? slots, Action<ITransportConnection> onInbound, Action<Exception> onRejected)
     {
         // Our own listening socket, so that StopListeningAsync can close it under the channel: see there.
         var listening = new Socket(SocketType.Stream, ProtocolType.Tcp);
         _listening = listening;
         var bootstrap = new ServerBootstrap()
             .Group(_group)
-            .ChannelFactory(() => new PausingServerSocketChannel(listening, onRejected, InboundSlots.For(_settings)))
+            .ChannelFactory(() => new PausingServerSocketChannel(listening, onRejected, slots))
             .Option(ChannelOption.SoBacklog, _settings.Backlog)
             .ChildHandler(new ActionChannelInitializer<IChannel>(channel =>
             {

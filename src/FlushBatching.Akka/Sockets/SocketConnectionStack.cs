@@ -13,9 +13,9 @@ internal sealed class SocketConnectionStack : IConnectionStack
 
     public string Name => "sockets";
 
-    public Task<IPEndPoint> ListenAsync(IPEndPoint endpoint, Action<ITransportConnection> onInbound, Action<Exception> onRejected)
+    public Task<IPEndPoint> ListenAsync(IPEndPoint endpoint, InboundSlots? slots, Action<ITransportConnection> onInbound, Action<Exception> onRejected)
     {
-        _listener = FramedListener.Start(endpoint, _settings, connection => onInbound(new SocketTransportConnection(connection)), onRejected);
+        _listener = FramedListener.Start(endpoint, _settings, slots, connection => onInbound(new SocketTransportConnection(connection)), onRejected);
         return Task.FromResult(_listener.LocalEndPoint);
     }
 

@@ -29,14 +29,14 @@ public sealed class FramedListener : IAsyncDisposable
     private readonly Task _acceptLoop;
     private int _settingUp;
 
-    private FramedListener(Socket socket, ConnectionSettings settings, Action<FramedConnection> onConnection, Action<Exception>? onRejected)
+    private FramedListener(Socket socket, ConnectionSettings settings, InboundSlots? slots, Action<FramedConnection> onConnection, Action<Exception>? onRejected)
     {
         _socket = socket;
         _settings = settings;
         _onConnection = onConnection;
         _onRejected = onRejected;
         LocalEndPoint = (IPEndPoint)socket.LocalEndPoint!;
-        _slots = InboundSlots.For(settings);
+        _slots = slots;
         _acceptLoop = AcceptLoopAsync();
     }
 
@@ -52,7 +52,20 @@ public sealed class FramedListener : IAsyncDisposable
     /// <param name="onConnection">Called with each new connection, which waits for <see cref="FramedConnection.Start"/>.</param>
     /// <param name="onRejected">Called when an accepted socket could not become a connection (a failed TLS handshake, say), with the reason.</param>
     /// <exception cref="SocketException">The endpoint cannot be bound.</exception>
-    public static FramedListener Start(IPEndPoint endpoint, ConnectionSettings settings, Action<FramedConnection> onConnection, Action<Exception>? onRejected = null)
+    public static FramedListener Start(IPEndPoint endpoint, ConnectionSettings settings, Action<FramedConnection> onConnection, Action<Exception>? onRejected = null) =>
+        Start(endpoint, settings, InboundSlots.For(settings), onConnection, onRejected);
+
+    /// <summary>
+    /// As <see cref="Start(IPEndPoint, ConnectionSettings, Action{FramedConnection}, Action{Exception}?)"/>, with the
+    /// bound on inbound connections given: a host that bounds something else by the same figure (the Akka adapter's
+    /// unheard connections) derives it once.
+    /// </summary>
+    /// <param name="endpoint">Where to listen; port 0 lets the system choose.</param>
+    /// <param name="settings">Settings for every accepted connection, and the backlog.</param>
+    /// <param name="slots">The bound on open inbound connections, or <c>null</c> for none.</param>
+    /// <param name="onConnection">Called with each new connection.</param>
+    /// <param name="onRejected">Called when an accepted socket could not become a connection, with the reason.</param>
+    internal static FramedListener Start(IPEndPoint endpoint, ConnectionSettings settings, InboundSlots? slots, Action<FramedConnection> onConnection, Action<Exception>? onRejected)
     {
         ArgumentNullException.ThrowIfNull(endpoint);
         ArgumentNullException.ThrowIfNull(settings);
@@ -81,7 +94,7 @@ public sealed class FramedListener : IAsyncDisposable
             throw;
         }
 
-        return new FramedListener(socket, settings, onConnection, onRejected);
+        return new FramedListener(socket, settings, slots, onConnection, onRejected);
     }
 
     /// <summary>
