@@ -128,7 +128,7 @@ public abstract class DotNettyConnectionStackTests(ITestOutputHelper output) : C
 
         var inboundStack = Stack(ConnectionSettings.Default);
         var accepted = Channel.CreateUnbounded<ITransportConnection>();
-        var endpoint = await inboundStack.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), c => accepted.Writer.TryWrite(c), _ => { });
+        var endpoint = await inboundStack.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), null, c => accepted.Writer.TryWrite(c), _ => { });
         using var inboundPeer = await RawPeer.ConnectAsync(endpoint);
         var inbound = await Poll.Within(accepted.Reader.ReadAsync().AsTask());
 
@@ -149,7 +149,7 @@ public abstract class DotNettyConnectionStackTests(ITestOutputHelper output) : C
         // server channel stayed open a second more).
         var stack = Stack(ConnectionSettings.Default);
         var rejections = new List<Exception>();
-        var endpoint = await stack.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), _ => { }, e => { lock (rejections) { rejections.Add(e); } });
+        var endpoint = await stack.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), null, _ => { }, e => { lock (rejections) { rejections.Add(e); } });
         for (var i = 0; i < 3; i++)
         {
             using var peer = await RawPeer.ConnectAsync(endpoint);
@@ -173,7 +173,7 @@ public abstract class DotNettyConnectionStackTests(ITestOutputHelper output) : C
         // same with a busy thread pool: the connect gave up, and the socket it made later stayed open to a server that
         // never answers its handshake, until the stack stopped.
         var stack = Stack(ConnectionSettings.Default);
-        var own = await stack.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), _ => { }, _ => { });
+        var own = await stack.ListenAsync(new IPEndPoint(IPAddress.Loopback, 0), null, _ => { }, _ => { });
         var client = await Poll.Within(stack.ConnectAsync(own, ConnectionSettings.Default));
         using var certificate = new SelfSignedCertificate();
         var settings = ConnectionSettings.Default.WithConnectTimeout(TimeSpan.FromMilliseconds(300))
@@ -217,10 +217,7 @@ public abstract class DotNettyConnectionStackTests(ITestOutputHelper output) : C
     [Fact]
     public async Task A_write_whose_hand_off_reaches_an_event_loop_that_has_terminated_is_refused_and_its_reader_hears_the_end()
     {
-        var (client, _) = await Connect(ConnectionSettings.Default, ConnectionSettings.Default);
-        var received = new Receiver();
-        client.StartReading(received);
-        await TerminateEventLoopOf(client);
+        var (client, received) = await ReadingOnATerminatedLoop();
 
         Assert.False(client.TryWrite(ByteString.CopyFromUtf8("lost")), "a write was accepted that no hand-off will send");
         var reason = await Poll.Within(received.Closed.Task);
@@ -233,12 +230,20 @@ public abstract class DotNettyConnectionStackTests(ITestOutputHelper output) : C
     [Fact]
     public async Task A_close_given_to_an_event_loop_that_has_terminated_ends_the_connection_for_its_reader_in_order_when_nothing_was_unsent()
     {
-        var (client, _) = await Connect(ConnectionSettings.Default, ConnectionSettings.Default);
-        var received = new Receiver();
-        client.StartReading(received);
-        await TerminateEventLoopOf(client);
+        var (client, received) = await ReadingOnATerminatedLoop();
 
         _ = client.CloseAsync();
+
+        Assert.Null(await Poll.Within(received.Closed.Task));
+        Assert.False(client.TryWrite(ByteString.CopyFromUtf8("after")));
+    }
+
+    [Fact]
+    public async Task An_abort_given_to_an_event_loop_that_has_terminated_ends_the_connection_for_its_reader()
+    {
+        var (client, received) = await ReadingOnATerminatedLoop();
+
+        client.Abort();
 
         Assert.Null(await Poll.Within(received.Closed.Task));
         Assert.False(client.TryWrite(ByteString.CopyFromUtf8("after")));
@@ -269,6 +274,16 @@ public abstract class DotNettyConnectionStackTests(ITestOutputHelper output) : C
             handedOff.SetResult();
         });
         await Poll.Within(handedOff.Task);
+    }
+
+    // A connection whose reads started, and then its event loop terminated.
+    private async Task<(ITransportConnection Client, Receiver Received)> ReadingOnATerminatedLoop()
+    {
+        var (client, _) = await Connect(ConnectionSettings.Default, ConnectionSettings.Default);
+        var received = new Receiver();
+        client.StartReading(received);
+        await TerminateEventLoopOf(client);
+        return (client, received);
     }
 
     // Stops the connection's event loop as the stack stops its loops, leaving its channel open: what a task reaching a

@@ -40,6 +40,7 @@ internal sealed class DotNettyConnection : ITransportConnection
     private static readonly Action<object> HandOffTask = static state => ((DotNettyConnection)state).HandOff();
     private static readonly Action<object> CloseTask = static state => ((DotNettyConnection)state).HandOffThenClose();
     private static readonly Action<object> HandOffLost = static state => ((DotNettyConnection)state).EndWithoutLoop("a hand-off of its writes");
+    private static readonly Action<object> AbortTask = static state => ObservedTasks.Observe(((DotNettyConnection)state)._channel.CloseAsync());
     private static readonly Action<object> CloseLost = static state => ((DotNettyConnection)state).EndWithoutLoop("its close", orderlyIfAllSent: true);
 
     private readonly IChannel _channel;
@@ -165,7 +166,15 @@ internal sealed class DotNettyConnection : ITransportConnection
             _closing = true;
         }
 
-        ObservedTasks.Observe(_channel.CloseAsync());
+        // Off the loop, the channel's close is a task for it, which a loop that terminated would never run.
+        if (_channel.EventLoop.InEventLoop)
+        {
+            AbortTask(this);
+        }
+        else
+        {
+            LoopTask.Execute(_channel.EventLoop, AbortTask, CloseLost, this);
+        }
     }
 
     public override string ToString() => $"{_channel.LocalAddress} -> {_channel.RemoteAddress}";
