@@ -100,6 +100,27 @@ public abstract class TransportSpiSuite : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Listening_on_the_IPv6_any_address_takes_IPv4_and_IPv6_peers()
+    {
+        // hostname = "::" is dual stack, as stock's DotNetty listener is there: the peers of a node on both families
+        // reach it on one port.
+        var (_, address, inbound) = await Listen("hostname = \"::\"");
+        var (client, _, _) = await Listen();
+        var port = address.Port!.Value;
+
+        var outbound = await client.Associate(new Address(address.Protocol, address.System, "127.0.0.1", port));
+        outbound.ReadHandlerSource.SetResult(new EventCollector());
+        Assert.True(outbound.Write(ByteString.CopyFromUtf8("over IPv4")));
+        var reader = new EventCollector();
+        (await inbound.Next<InboundAssociation>()).Association.ReadHandlerSource.SetResult(reader);
+        Assert.Equal("over IPv4", (await reader.Next<InboundPayload>()).Payload.ToStringUtf8());
+
+        using var overIPv6 = new Socket(AddressFamily.InterNetworkV6, SocketType.Stream, ProtocolType.Tcp);
+        await Poll.Within(overIPv6.ConnectAsync(IPAddress.IPv6Loopback, port));
+        await inbound.Next<InboundAssociation>();
+    }
+
+    [Fact]
     public async Task Associate_to_a_closed_port_fails_with_InvalidAssociationException_without_waiting_for_the_connection_timeout()
     {
         // The refusal (RST) ends the attempt, not the timer: a long timeout keeps the bound far from a slow machine's
