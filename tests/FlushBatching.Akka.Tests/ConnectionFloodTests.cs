@@ -38,8 +38,10 @@ public sealed class ConnectionFloodTests
         var echo = await peer.System.ActorSelection(node.Address + "/user/echo").ResolveOne(TimeSpan.FromSeconds(10));
 
         using var stop = new CancellationTokenSource();
-        var asks = AskEvery100MsAsync(echo, stop.Token);
+        var clock = Stopwatch.StartNew();
+        var asks = AskEvery100MsAsync(echo, clock, stop.Token);
         await Task.Delay(TimeSpan.FromSeconds(1));
+        var floodStarted = clock.Elapsed;
 
         var mostOpen = 0;
         var flood = new List<Socket>();
@@ -70,16 +72,21 @@ public sealed class ConnectionFloodTests
             flood.ForEach(socket => socket.Dispose());
         }
 
+        var floodEnded = clock.Elapsed;
+
         var servedAfter = await servedDuring;
 
         await Task.Delay(TimeSpan.FromSeconds(2));
         await stop.CancelAsync();
         var (answered, slowest, lost) = await asks;
+        // When an ask is lost or slow, the timeline says in which phase: before, during or after the flood.
+        var timeline = $"asks lost at {string.Join(", ", lost.Select(at => $"{at.TotalSeconds:F1} s"))}; slowest answered at {slowest.At.TotalSeconds:F1} s; " +
+            $"the flood from {floodStarted.TotalSeconds:F1} s to {floodEnded.TotalSeconds:F1} s, the node's errors: {node.Errors}; its log:{Environment.NewLine}{node.Log}";
 
         Assert.False(node.HasExited, $"the node died after the flood: {node.Errors}");
         Assert.True(mostOpen <= Limit - 16, $"the node had {mostOpen} of its {Limit} descriptors open during the flood");
-        Assert.True(lost == 0 && answered >= 50, $"{lost} asks lost, {answered} answered");
-        Assert.True(slowest < TimeSpan.FromSeconds(1), $"the slowest ask took {slowest.TotalMilliseconds:F0} ms");
+        Assert.True(lost.Count == 0 && answered >= 50, $"{lost.Count} asks lost, {answered} answered; {timeline}");
+        Assert.True(slowest.Took < TimeSpan.FromSeconds(1), $"the slowest ask took {slowest.Took.TotalMilliseconds:F0} ms; {timeline}");
 
         Assert.True(servedAfter < TimeSpan.FromSeconds(4), $"the new peer was served {servedAfter.TotalSeconds:F1} s into the flood");
 
@@ -97,22 +104,27 @@ public sealed class ConnectionFloodTests
         return watch.Elapsed;
     }
 
-    private static async Task<(int Answered, TimeSpan Slowest, int Lost)> AskEvery100MsAsync(IActorRef echo, CancellationToken stop)
+    // Asks until stopped: how many were answered, the slowest answer (how long it took, and when on the clock it was
+    // asked), and when each lost ask was asked.
+    private static async Task<(int Answered, (TimeSpan Took, TimeSpan At) Slowest, List<TimeSpan> Lost)> AskEvery100MsAsync(
+        IActorRef echo, Stopwatch clock, CancellationToken stop)
     {
-        int answered = 0, lost = 0;
-        var slowest = TimeSpan.Zero;
+        var answered = 0;
+        var lost = new List<TimeSpan>();
+        var slowest = (Took: TimeSpan.Zero, At: TimeSpan.Zero);
         while (!stop.IsCancellationRequested)
         {
-            var watch = Stopwatch.StartNew();
+            var asked = clock.Elapsed;
             try
             {
-                await echo.Ask<int>(answered + lost, TimeSpan.FromSeconds(1));
+                await echo.Ask<int>(answered + lost.Count, TimeSpan.FromSeconds(1));
                 answered++;
-                slowest = watch.Elapsed > slowest ? watch.Elapsed : slowest;
+                var took = clock.Elapsed - asked;
+                slowest = took > slowest.Took ? (took, asked) : slowest;
             }
             catch (AskTimeoutException)
             {
-                lost++;
+                lost.Add(asked);
             }
 
             try

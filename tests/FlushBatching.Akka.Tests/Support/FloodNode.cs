@@ -13,11 +13,24 @@ public sealed class FloodNode : IDisposable
 {
     private readonly Process _process;
     private readonly StringBuilder _errors = new();
+    private readonly StringBuilder _log = new();
 
     private FloodNode(Process process, Address address)
     {
         _process = process;
         Address = address;
+
+        // Read to the end, so that a node that logs much never blocks on a full pipe, and kept for a failure's message.
+        _ = Task.Run(async () =>
+        {
+            while (await process.StandardOutput.ReadLineAsync() is { } line)
+            {
+                lock (_log)
+                {
+                    _log.AppendLine(line);
+                }
+            }
+        });
         process.ErrorDataReceived += (_, line) =>
         {
             lock (_errors)
@@ -44,6 +57,18 @@ public sealed class FloodNode : IDisposable
             lock (_errors)
             {
                 return $"exit {(_process.HasExited ? _process.ExitCode : "none")}; {_errors}";
+            }
+        }
+    }
+
+    /// <summary>What the node logged (its WARNINGs and ERRORs) since it started serving.</summary>
+    public string Log
+    {
+        get
+        {
+            lock (_log)
+            {
+                return _log.ToString();
             }
         }
     }
