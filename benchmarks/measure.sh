@@ -6,7 +6,7 @@
 #
 # With REPEAT=2 it took about 1 hour 40 minutes on 2 cores (2026-11-27 at c211fbc: the open loop about 20 minutes,
 # the BenchmarkDotNet suites about 15), warm-ups included: each RemotePingPong process warms up until the JIT is quiet.
-# With REPEAT=1, 52 minutes (2026-11-28 at d9d1feb). REPEAT=3 takes about half as long again as REPEAT=2. Run it on
+# With REPEAT=1, 52 minutes (2026-11-28 at d9d1feb); 50 minutes with the dedicated-loop rows (2026-12-02). REPEAT=3 takes about half as long again as REPEAT=2. Run it on
 # a quiet machine: nothing else building or testing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
