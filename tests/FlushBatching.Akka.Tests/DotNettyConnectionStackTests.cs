@@ -199,35 +199,6 @@ public abstract class DotNettyConnectionStackTests(ITestOutputHelper output) : C
     }
 
     [Fact]
-    public async Task A_read_start_given_to_an_event_loop_that_has_terminated_is_answered_with_the_end_and_why()
-    {
-        // DotNetty's loop takes a task after it terminated and never runs it: a read start so lost left its reader
-        // waiting for ever (or, seen shutting down, told of an orderly close that never happened).
-        var (client, _) = await Connect(ConnectionSettings.Default, ConnectionSettings.Default);
-        await TerminateEventLoopOf(client);
-
-        var received = new Receiver();
-        client.StartReading(received);
-
-        var reason = await Poll.Within(received.Closed.Task);
-        Assert.NotNull(reason);
-        Assert.Contains("event loop stopped before it ran the start of its reads", reason.Message);
-    }
-
-    [Fact]
-    public async Task A_write_whose_hand_off_reaches_an_event_loop_that_has_terminated_is_refused_and_its_reader_hears_the_end()
-    {
-        var (client, received) = await ReadingOnATerminatedLoop();
-
-        Assert.False(client.TryWrite(ByteString.CopyFromUtf8("lost")), "a write was accepted that no hand-off will send");
-        var reason = await Poll.Within(received.Closed.Task);
-        Assert.NotNull(reason);
-        Assert.Contains("event loop stopped before it ran a hand-off of its writes", reason.Message);
-        Assert.False(client.TryWrite(ByteString.CopyFromUtf8("later")));
-        Assert.Equal(0, client.UnsentBytes);
-    }
-
-    [Fact]
     public async Task A_close_given_to_an_event_loop_that_has_terminated_ends_the_connection_for_its_reader_in_order_when_nothing_was_unsent()
     {
         var (client, received) = await ReadingOnATerminatedLoop();
@@ -337,8 +308,43 @@ public abstract class DotNettyConnectionStackTests(ITestOutputHelper output) : C
     }
 
     /// <summary>On DotNetty's own loops, a thread each.</summary>
+    /// <remarks>
+    /// Here only, a read start and a hand-off are lost to a loop that terminated: DotNetty's loop keeps a task queued
+    /// after its shutdown and never runs it. A terminated <see cref="ThreadPoolEventLoop"/> still runs what it is
+    /// given, so there the task and its fallback race, and either outcome is right (a close or an abort, whichever
+    /// runs, ends the connection in order, and those tests run on both kinds).
+    /// </remarks>
     public sealed class OnDedicatedLoops(ITestOutputHelper output) : DotNettyConnectionStackTests(output)
     {
         private protected override EventLoopKind Loops => EventLoopKind.Dedicated;
+
+        [Fact]
+        public async Task A_read_start_given_to_an_event_loop_that_has_terminated_is_answered_with_the_end_and_why()
+        {
+            // DotNetty's loop takes a task after it terminated and never runs it: a read start so lost left its reader
+            // waiting for ever (or, seen shutting down, told of an orderly close that never happened).
+            var (client, _) = await Connect(ConnectionSettings.Default, ConnectionSettings.Default);
+            await TerminateEventLoopOf(client);
+
+            var received = new Receiver();
+            client.StartReading(received);
+
+            var reason = await Poll.Within(received.Closed.Task);
+            Assert.NotNull(reason);
+            Assert.Contains("event loop stopped before it ran the start of its reads", reason.Message);
+        }
+
+        [Fact]
+        public async Task A_write_whose_hand_off_reaches_an_event_loop_that_has_terminated_is_refused_and_its_reader_hears_the_end()
+        {
+            var (client, received) = await ReadingOnATerminatedLoop();
+
+            Assert.False(client.TryWrite(ByteString.CopyFromUtf8("lost")), "a write was accepted that no hand-off will send");
+            var reason = await Poll.Within(received.Closed.Task);
+            Assert.NotNull(reason);
+            Assert.Contains("event loop stopped before it ran a hand-off of its writes", reason.Message);
+            Assert.False(client.TryWrite(ByteString.CopyFromUtf8("later")));
+            Assert.Equal(0, client.UnsentBytes);
+        }
     }
 }
