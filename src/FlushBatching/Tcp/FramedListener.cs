@@ -52,8 +52,11 @@ public sealed class FramedListener : IAsyncDisposable
     /// <param name="onConnection">Called with each new connection, which waits for <see cref="FramedConnection.Start"/>.</param>
     /// <param name="onRejected">Called when an accepted socket could not become a connection (a failed TLS handshake, say), with the reason.</param>
     /// <exception cref="SocketException">The endpoint cannot be bound.</exception>
-    public static FramedListener Start(IPEndPoint endpoint, ConnectionSettings settings, Action<FramedConnection> onConnection, Action<Exception>? onRejected = null) =>
-        Start(endpoint, settings, InboundSlots.For(settings), onConnection, onRejected);
+    public static FramedListener Start(IPEndPoint endpoint, ConnectionSettings settings, Action<FramedConnection> onConnection, Action<Exception>? onRejected = null)
+    {
+        ArgumentNullException.ThrowIfNull(settings);
+        return Start(endpoint, settings, InboundSlots.For(settings), onConnection, onRejected);
+    }
 
     /// <summary>
     /// As <see cref="Start(IPEndPoint, ConnectionSettings, Action{FramedConnection}, Action{Exception}?)"/>, with the
