@@ -36,7 +36,8 @@ namespace FlushBatching.DotNetty;
 /// combines, so no length-field encoder is needed and a payload is copied at most once.
 /// </para>
 /// <para>
-/// An explicit flush from upstream is held until the next trigger, never longer than the interval. Before a close (a
+/// An explicit flush from upstream is held until the next trigger, never longer than the interval, unless
+/// <see cref="ExplicitFlushEndsBurst"/> says the writer flushes where its bursts end. Before a close (a
 /// disconnect is one on stream channels: DotNetty turns it into a close), an exception travelling the pipeline, the
 /// handler's removal, and when the channel turns unwritable, what is pending is flushed first. A timer runs only while
 /// writes are pending. Flushes are counted on the <c>FlushBatching</c> Meter, by reason. State is touched on the
@@ -70,8 +71,8 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     // When the oldest pending write was written or queued, for the queue-delay metric; 0 when that went unheard.
     private long _batchSince;
 
-    // Set between BeginHandOff and EndHandOff: when the oldest of the writes now arriving was queued; null when writes
-    // come straight in.
+    // From a WritesQueuedSince to the next flush: when the oldest of the writes now arriving was queued; null when
+    // writes come straight in.
     private long? _queuedSince;
 
     /// <summary>Creates a handler; only <paramref name="settings"/> is needed, the rest have production defaults.</summary>
@@ -99,26 +100,14 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     }
 
     /// <summary>
-    /// Called on the event loop by a writer that queues for it before writing here (the Akka adapter's hand-off), before
-    /// it writes what it took: <paramref name="queuedSince"/> is when the oldest of it was queued, as a timestamp of the
-    /// handler's clock (0 when nobody listened to <c>flushbatching.queue_delay</c> then). A batch that starts now counts
-    /// its queue delay from it, and no burst-end check is queued: the writer knows when its burst ends.
+    /// Whether an explicit flush ends a burst: <c>true</c> for a writer that flushes once after each run of writes, as
+    /// one that drains a queue of its own on the event loop does (the Akka transport's). The flush then goes out at
+    /// once, and writes queue no look along the event loop's queue for the burst's end, where reads of this and other
+    /// channels may wait first. <c>false</c> (the default) for writers that may flush per message
+    /// (<c>WriteAndFlushAsync</c>): a flush is held until the next trigger, the burst's end among them.
     /// </summary>
-    internal void BeginHandOff(long queuedSince) => _queuedSince = queuedSince;
-
-    /// <summary>
-    /// Called by the writer of <see cref="BeginHandOff"/> once it has written everything it took: its burst ended, so
-    /// what is pending is flushed now, not after a look along the event loop's queue, where reads of this or other
-    /// channels may wait first.
-    /// </summary>
-    internal void EndHandOff()
-    {
-        _queuedSince = null;
-        if (_policy.HasPending)
-        {
-            OnBurstEnd();
-        }
-    }
+    /// <value>Set once, when the handler is made.</value>
+    public bool ExplicitFlushEndsBurst { get; init; }
 
     /// <summary>The settings this handler flushes by.</summary>
     public BatchingSettings Settings => _policy.Settings;
@@ -153,6 +142,12 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     /// <summary>Passes the write on without flushing, and flushes when a trigger says so.</summary>
     public override Task WriteAsync(IChannelHandlerContext context, object message)
     {
+        if (message is WritesQueuedSince queued)
+        {
+            _queuedSince = queued.Timestamp;
+            return Task.CompletedTask;
+        }
+
         _burstEnd.CountWrite();
         var reason = _policy.OnWrite(_combiner.BytesOf(message));
         if (_policy.PendingWrites == 1)
@@ -192,7 +187,7 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         }
         else
         {
-            if (_queuedSince is null)
+            if (!ExplicitFlushEndsBurst)
             {
                 _burstEnd.QueueOn(context.Executor);
             }
@@ -203,15 +198,23 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
         return written;
     }
 
-    /// <summary>With writes pending, holds the flush until the next trigger; with none, passes it on.</summary>
+    /// <summary>
+    /// With writes pending, holds the flush until the next trigger, or flushes them now as the burst's end when
+    /// <see cref="ExplicitFlushEndsBurst"/> is set; with none, passes it on.
+    /// </summary>
     public override void Flush(IChannelHandlerContext context)
     {
-        // Pending writes always have a burst-end check queued (the write that made them pending queued it) or a
-        // hand-off under way that ends the burst: the flush rides on either.
+        _queuedSince = null;
         if (!_policy.HasPending)
         {
             context.Flush();
         }
+        else if (ExplicitFlushEndsBurst)
+        {
+            FlushNow(context, _policy.OnBurstEnd());
+        }
+
+        // Otherwise the write that made writes pending queued a burst-end check: the flush rides on it.
     }
 
     /// <summary>Flushes what was written while handling the read, then passes read complete on.</summary>

@@ -237,11 +237,12 @@ public abstract class DotNettyConnectionStackTests(ITestOutputHelper output) : C
         var connection = (DotNettyConnection)client;
         client.Abort();
         await Poll.Within(client.Completion);
+        var late = new DotNettyWriteQueue(TimeProvider.System, FlushBatchingMetrics.Shared);
+        late.TryEnqueue(ByteString.CopyFromUtf8("late"), long.MaxValue);
         var handedOff = new TaskCompletionSource();
         connection.EventLoop.Execute(() =>
         {
-            connection.Tail.Write(ByteString.CopyFromUtf8("late"));
-            connection.Tail.ObserveSending();
+            connection.Tail.WriteQueued(late);
             handedOff.SetResult();
         });
         await Poll.Within(handedOff.Task);

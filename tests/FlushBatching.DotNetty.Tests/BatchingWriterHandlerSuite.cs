@@ -165,6 +165,53 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
     }
 
     [Fact]
+    public void With_explicit_flush_ending_bursts_a_flush_sends_what_is_pending_at_once_as_the_burst_end()
+    {
+        Start(Settings(), explicitFlushEndsBurst: true);
+        WriteMany(3);
+        _channel.Flush();
+
+        Assert.Equal(1, _probe.Flushes);
+        Assert.Equal("burst-end", SingleReason());
+        AssertAllSentInOrder();
+    }
+
+    [Fact]
+    public void With_explicit_flush_ending_bursts_writes_queue_no_burst_end_check_and_wait_for_the_flush()
+    {
+        // The writer says where its burst ends: a write alone waits for its flush (or a trigger), not for the loop.
+        Start(Settings(), explicitFlushEndsBurst: true);
+        Write();
+        _channel.RunPendingTasks();
+
+        Assert.Equal(0, _probe.Flushes);
+        _clock.Advance(Interval);
+        _channel.RunPendingTasks();
+        Assert.Equal("interval", SingleReason());
+        AssertAllSentInOrder();
+    }
+
+    [Fact]
+    public void A_writes_queued_since_message_counts_the_next_batch_s_queue_delay_from_its_timestamp_and_goes_no_further()
+    {
+        Start(Settings(), explicitFlushEndsBurst: true);
+        var queued = _clock.GetTimestamp();
+        _clock.Advance(TimeSpan.FromMilliseconds(7));
+        Assert.True(_channel.WriteAsync(new WritesQueuedSince(queued)).IsCompletedSuccessfully);
+        Write();
+        _clock.Advance(TimeSpan.FromMilliseconds(1));
+        _channel.Flush();
+
+        // The flush ended what the timestamp was for: the next batch counts from its own first write.
+        Write();
+        _clock.Advance(TimeSpan.FromMilliseconds(2));
+        _channel.Flush();
+
+        Assert.Equal([0.008, 0.002], _recorder.Seconds("flushbatching.queue_delay"));
+        AssertAllSentInOrder();
+    }
+
+    [Fact]
     public void Read_complete_flushes_what_is_pending()
     {
         Start(Settings());
@@ -459,9 +506,9 @@ public abstract class BatchingWriterHandlerSuite : IDisposable
     protected static BatchingSettings Settings(int writes = 30, long bytes = 16 * 1024) =>
         BatchingSettings.Default.WithMaxPendingWrites(writes).WithMaxPendingBytes(bytes).WithFlushInterval(Interval);
 
-    protected void Start(BatchingSettings settings)
+    protected void Start(BatchingSettings settings, bool explicitFlushEndsBurst = false)
     {
-        _handler = new BatchingWriterHandler(settings, CombineBufferSize, _clock, _metrics);
+        _handler = new BatchingWriterHandler(settings, CombineBufferSize, _clock, _metrics) { ExplicitFlushEndsBurst = explicitFlushEndsBurst };
         _channel = new EmbeddedChannel(_probe, _handler);
     }
 

@@ -48,7 +48,6 @@ internal sealed class DotNettyConnection : ITransportConnection
     private readonly FramingSettings _framing;
     private readonly Diagnostics.FlushBatchingMetrics _metrics;
     private readonly DotNettyWriteQueue _queue;
-    private readonly BatchingWriterHandler _batching;
     private readonly object _gate = new();
     private ITimer? _closeDeadline;
 
@@ -58,15 +57,13 @@ internal sealed class DotNettyConnection : ITransportConnection
     /// <param name="channel">The channel, its pipeline not built yet.</param>
     /// <param name="settings">The connection's settings.</param>
     /// <param name="judge">With TLS, what judges the peer's certificate in the handshake; <c>null</c> without.</param>
-    /// <param name="batching">The pipeline's batching handler, told when each hand-off's payloads were queued.</param>
-    public DotNettyConnection(IChannel channel, ConnectionSettings settings, PeerJudge? judge, BatchingWriterHandler batching)
+    public DotNettyConnection(IChannel channel, ConnectionSettings settings, PeerJudge? judge)
     {
         _channel = channel;
         _settings = settings;
         _framing = settings.Framing;
         _metrics = settings.Metrics;
         _queue = new DotNettyWriteQueue(settings.TimeProvider, settings.Metrics);
-        _batching = batching;
         Tail = new DotNettyPipelineTail(settings, judge, OnEnded);
     }
 
@@ -186,23 +183,7 @@ internal sealed class DotNettyConnection : ITransportConnection
         return ip.Address.IsIPv4MappedToIPv6 ? new IPEndPoint(ip.Address.MapToIPv4(), ip.Port) : ip;
     }
 
-    // The queue delay of what this hand-off writes counts from when the write that asked for it was queued; the burst
-    // ends with the hand-off, as the core's send loop ends one when it finds its queue empty.
-    private void HandOff()
-    {
-        _batching.BeginHandOff(_queue.WaitingSince);
-        try
-        {
-            _queue.HandOff(Tail, static (tail, payload) => tail.Write(payload));
-        }
-        finally
-        {
-            // A write that threw ends the hand-off too: what it wrote before goes out, and later writes are not left
-            // waiting for a burst end nobody will report.
-            _batching.EndHandOff();
-            Tail.ObserveSending();
-        }
-    }
+    private void HandOff() => Tail.WriteQueued(_queue);
 
     private void HandOffThenClose()
     {

@@ -19,9 +19,7 @@ internal static class DotNettyPipeline
     public static DotNettyConnection Build(IChannel channel, ConnectionSettings settings, string? targetHost)
     {
         var judge = settings.Tls is { } tls ? new PeerJudge(tls) : null;
-        var batching = new BatchingWriterHandler(
-            settings.Batching, BatchingWriterHandler.DefaultCombineBufferSize, settings.TimeProvider, settings.Metrics, settings.Framing);
-        var connection = new DotNettyConnection(channel, settings, judge, batching);
+        var connection = new DotNettyConnection(channel, settings, judge);
         var pipeline = channel.Pipeline;
         if (settings.Tls is { } configured)
         {
@@ -29,7 +27,12 @@ internal static class DotNettyPipeline
         }
 
         pipeline.AddLast("payload-decoder", new DotNettyPayloadDecoder(settings.Framing, settings.Metrics));
-        pipeline.AddLast("batching", batching);
+        // The connection's hand-off flushes once after the payloads it drains: that flush ends the burst.
+        pipeline.AddLast("batching", new BatchingWriterHandler(
+            settings.Batching, BatchingWriterHandler.DefaultCombineBufferSize, settings.TimeProvider, settings.Metrics, settings.Framing)
+        {
+            ExplicitFlushEndsBurst = true,
+        });
         pipeline.AddLast("connection", connection.Tail);
         return connection;
     }

@@ -2,6 +2,7 @@ using System.Runtime.InteropServices;
 using DotNetty.Buffers;
 using DotNetty.Handlers.Tls;
 using DotNetty.Transport.Channels;
+using FlushBatching.DotNetty;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
 using Google.Protobuf;
@@ -74,13 +75,39 @@ internal sealed class DotNettyPipelineTail : ChannelHandlerAdapter
         channel.Read();
     }
 
+    /// <summary>
+    /// On the event loop: writes down the pipeline every payload <paramref name="queue"/> holds, then flushes, which ends
+    /// the burst for <c>BatchingWriterHandler</c> (made with <c>ExplicitFlushEndsBurst</c>), as the core's send loop
+    /// ends one when it finds its queue empty. While the queue delay is heard, a <see cref="WritesQueuedSince"/> goes
+    /// first, so that the delay counts from when the write that asked for this hand-off was queued.
+    /// </summary>
+    public void WriteQueued(DotNettyWriteQueue queue)
+    {
+        if (!_ended && queue.WaitingSince is var since and not 0)
+        {
+            _context!.WriteAsync(new WritesQueuedSince(since));
+        }
+
+        try
+        {
+            queue.HandOff(this, static (tail, payload) => tail.Write(payload));
+        }
+        finally
+        {
+            // A write that threw ends the hand-off too: what it wrote before goes out, and later writes are not left
+            // waiting for a burst end nobody will report.
+            _context?.Flush();
+            ObserveSending();
+        }
+    }
+
     /// <summary>Writes one payload down the pipeline, wrapped, not copied; <c>BatchingWriterHandler</c> frames it.</summary>
     /// <remarks>
     /// A write fails when its channel closes first (an abort past the close bound, a reset), and nobody else awaits it:
     /// each write task is observed here, or its failure would surface as an UnobservedTaskException. Combined writes
     /// share one task per batch, so this costs a continuation per batch, not per payload.
     /// </remarks>
-    public void Write(ByteString payload)
+    private void Write(ByteString payload)
     {
         // Accepted just before the channel ended, handed off after: nothing can be written now, and the write's failed
         // task would come after the end observed the last one.
