@@ -8,9 +8,9 @@ namespace FlushBatching.DotNetty;
 /// is complete at once.
 /// </summary>
 /// <remarks>
-/// It holds for the writes up to the next flush that reaches the handler. A <see cref="Timestamp"/> of 0 records no queue delay for
-/// that batch. Only <see cref="BatchingWriterHandler"/>
-/// takes it; any other handler passes it on towards the socket, which refuses it.
+/// It holds for the writes up to the next flush that reaches the handler. A <see cref="Timestamp"/> of 0 records no
+/// queue delay for that batch. Only <see cref="BatchingWriterHandler"/> takes it; any other handler passes it on
+/// towards the socket, which refuses it.
 /// </remarks>
 /// <param name="timestamp">When the oldest of the writes that follow was queued, as <see cref="TimeProvider.GetTimestamp"/> of the handler's clock gives it.</param>
 public sealed class WritesQueuedSince(long timestamp)
