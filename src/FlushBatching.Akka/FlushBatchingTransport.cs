@@ -16,9 +16,9 @@ namespace FlushBatching.Akka;
 /// bytes and time and flushed the moment a burst ends.
 /// </summary>
 /// <remarks>
-/// Pick a stack by naming its class in <c>transport-class</c>: <see cref="BatchingTcpTransport"/> (the core's
-/// sockets and pipelines) or <see cref="DotNettyBatchingTransport"/> (DotNetty with <c>BatchingWriterHandler</c>).
-/// Both read the same section with the same keys, and talk to each other and to stock nodes.
+/// A stack is picked by naming, in <c>transport-class</c>, the subclass that gives it (the configuration page lists
+/// them); a subclass gives its stack and nothing more. All read the same section with the same keys, and talk to each
+/// other and to stock nodes.
 /// </remarks>
 public abstract class FlushBatchingTransport : Transport
 {
