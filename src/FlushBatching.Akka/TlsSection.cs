@@ -8,7 +8,8 @@ namespace FlushBatching.Akka;
 
 /// <summary>
 /// Reads a transport section's <c>ssl</c> keys, or a <see cref="DotNettySslSetup"/> given in code, into the core's
-/// <see cref="TlsSettings"/>, as stock 1.5.74 reads them; a bad value names its key.
+/// <see cref="TlsSettings"/>, as stock 1.5.75 reads them (a folder, a common name or a source only on an Akka.NET that has
+/// sources); a bad value names its key.
 /// </summary>
 internal static class TlsSection
 {
@@ -20,6 +21,7 @@ internal static class TlsSection
     private const string PathKey = SslPrefix + SettingKeys.CertificatePath;
     private const string StoreNameKey = SslPrefix + SettingKeys.CertificateStoreName;
     private const string ThumbprintKey = SslPrefix + SettingKeys.CertificateThumbprint;
+    private const string CommonNameKey = CertificatePrefix + "common-name";
 
     private static readonly Dictionary<string, X509KeyStorageFlags> KeyStorageFlags = new()
     {
@@ -35,20 +37,27 @@ internal static class TlsSection
     {
         if (sslSetup is not null)
         {
-            // As stock 1.5.74: a certificate given in code wins over the section, whose ssl keys are then ignored.
+            // As stock: a certificate given in code wins over the section, whose ssl keys are then ignored.
             if (!string.IsNullOrWhiteSpace(read.Text(PathKey)) || !string.IsNullOrWhiteSpace(read.Text(ThumbprintKey)))
             {
                 log?.Warning("Both DotNettySslSetup and HOCON SSL configuration are present. DotNettySslSetup takes precedence and HOCON SSL settings will be ignored.");
             }
 
             TlsSettings fromSetup;
-            try
+            if (StockCertificateSource.Of(sslSetup, log ?? NoLogger.Instance) is { } source)
             {
-                fromSetup = TlsSettings.FromCertificate(sslSetup.Certificate);
+                fromSetup = FromSource(source, nameof(DotNettySslSetup) + ".FromSource", "(a certificate source)");
             }
-            catch (ArgumentException e)
+            else
             {
-                throw new InvalidSettingException(nameof(DotNettySslSetup) + "." + nameof(DotNettySslSetup.Certificate), sslSetup.Certificate.Subject, $"a certificate with a usable private key ({e.Message})", e);
+                try
+                {
+                    fromSetup = TlsSettings.FromCertificate(sslSetup.Certificate);
+                }
+                catch (ArgumentException e)
+                {
+                    throw new InvalidSettingException(nameof(DotNettySslSetup) + "." + nameof(DotNettySslSetup.Certificate), sslSetup.Certificate.Subject, $"a certificate with a usable private key ({e.Message})", e);
+                }
             }
 
             return Judging(fromSetup, sslSetup.SuppressValidation, sslSetup.RequireMutualAuthentication, sslSetup.ValidateCertificateHostname, sslSetup.CustomValidator, log);
@@ -62,8 +71,27 @@ internal static class TlsSection
         // to 2022, and configurations copied from those years' docs still do. Either one on takes the store.
         var byThumbprint = read.Boolean(CertificatePrefix + "use-thumbprint-over-file")
             || (read.Config.HasPath(CertificatePrefix + "use-thumprint-over-file") && read.Boolean(CertificatePrefix + "use-thumprint-over-file"));
+        var path = read.Text(PathKey);
+        // Stock 1.5.75's order: a common name wins over everything, then a folder at path unless the store is asked for
+        // by thumbprint. Before 1.5.75 stock reads neither, and nor does this.
+        var commonName = StockCertificateSource.Available ? read.Text(CommonNameKey).Trim() : "";
         TlsSettings tls;
-        if (byThumbprint)
+        if (commonName.Length > 0)
+        {
+            var storeName = read.Text(StoreNameKey).Trim();
+            var storeLocation = ParseStoreLocation(read.Text(CertificatePrefix + "store-location"));
+            var source = StockCertificateSource.FromStore(commonName, storeName.Length == 0 ? nameof(StoreName.My) : storeName, storeLocation,
+                requireMutualAuthentication, log ?? NoLogger.Instance);
+            tls = FromSource(source, CommonNameKey, commonName);
+        }
+        else if (!byThumbprint && StockCertificateSource.Available && path.Length > 0 && Directory.Exists(path))
+        {
+            var password = read.Text(CertificatePrefix + "password");
+            var flags = ParseFlags(read.Config.GetStringList(CertificatePrefix + "flags"));
+            var source = StockCertificateSource.FromFolder(path, password.Length == 0 ? null : password, flags, requireMutualAuthentication, log ?? NoLogger.Instance);
+            tls = FromSource(source, PathKey, path);
+        }
+        else if (byThumbprint)
         {
             var thumbprint = read.Text(ThumbprintKey);
             if (string.IsNullOrWhiteSpace(thumbprint))
@@ -77,7 +105,6 @@ internal static class TlsSection
         }
         else
         {
-            var path = read.Text(PathKey);
             var password = read.Text(CertificatePrefix + "password");
             var flags = ParseFlags(read.Config.GetStringList(CertificatePrefix + "flags"));
             tls = read.Apply(() => TlsSettings.FromPfxFile(path, password, flags), PathKey);
@@ -86,7 +113,23 @@ internal static class TlsSection
         return Judging(tls, suppressValidation, requireMutualAuthentication, validateHostname, customValidator: null, log);
     }
 
-    // How a peer's certificate is judged, as stock 1.5.74 does: the host connected to is the Akka address's host
+    // A source is checked at start as stock checks it: its first look-up must find a certificate for the role, or the
+    // node does not start, the key that named the source first in the error.
+    private static TlsSettings FromSource(StockCertificateSource source, string key, string value)
+    {
+        try
+        {
+            source.Validate();
+        }
+        catch (InvalidOperationException e)
+        {
+            throw new InvalidSettingException(key, value, $"a source with a certificate in date, with its private key, allowed for this node's role ({e.Message})", e);
+        }
+
+        return TlsSettings.FromCertificateSource(source.Current);
+    }
+
+    // How a peer's certificate is judged, as stock does: the host connected to is the Akka address's host
     // (the connector passes it), and a custom validator from DotNettySslSetup decides alone, with Akka's logger.
     private static TlsSettings Judging(
         TlsSettings tls, bool suppressValidation, bool requireMutualAuthentication, bool validateHostname,

@@ -48,7 +48,7 @@ public sealed class BatchingTransportSettingsTests
                 "write-buffer-high-water-mark", "write-buffer-low-water-mark", "maximum-frame-size", "byte-order",
                 "batching.enabled", "batching.max-pending-writes", "batching.max-pending-bytes", "batching.flush-interval",
                 "hostname", "public-hostname", "port", "public-port", "dns-use-ipv6", "enable-ssl",
-                "ssl.certificate.path", "ssl.certificate.password", "ssl.certificate.use-thumbprint-over-file",
+                "ssl.certificate.path", "ssl.certificate.password", "ssl.certificate.common-name", "ssl.certificate.use-thumbprint-over-file",
                 "ssl.certificate.thumbprint", "ssl.certificate.store-name", "ssl.certificate.store-location",
                 "ssl.certificate.flags", "ssl.suppress-validation", "ssl.require-mutual-authentication",
                 "ssl.validate-certificate-hostname",

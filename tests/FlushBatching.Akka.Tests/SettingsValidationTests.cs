@@ -11,8 +11,13 @@ public sealed class SettingsValidationTests
 {
     // Keys whose every value is allowed: names and a password, any store name (as stock opens it), and the two batching
     // keys stock never reads, whose values this transport corrects (StockStartsHereTooTests).
+    // Before Akka.NET 1.5.75, common-name is read by nothing, as stock reads it: every value is allowed there.
     private static readonly string[] FreeText =
-        ["hostname", "public-hostname", "ssl.certificate.password", "ssl.certificate.store-name", "batching.max-pending-bytes", "batching.flush-interval"];
+        ["hostname", "public-hostname", "ssl.certificate.password", "ssl.certificate.store-name", "batching.max-pending-bytes", "batching.flush-interval",
+#if !AKKA_CERTIFICATE_SOURCES
+        "ssl.certificate.common-name",
+#endif
+        ];
 
     private const string Ssl = "enable-ssl = on\n";
     private const string Thumbprint = Ssl + "ssl.certificate { use-thumbprint-over-file = on, thumbprint = abc }\n";
@@ -36,6 +41,9 @@ public sealed class SettingsValidationTests
         { "dns-use-ipv6 = maybe", "dns-use-ipv6", "maybe", "on, off" },
         { "enable-ssl = yes-please", "enable-ssl", "yes-please", "on, off" },
         { Ssl + "ssl.certificate.path = /nonexistent.pfx", "ssl.certificate.path", "/nonexistent.pfx", "PKCS#12" },
+#if AKKA_CERTIFICATE_SOURCES
+        { Ssl + "ssl.certificate.common-name = no-such-node", "ssl.certificate.common-name", "no-such-node", "a source with a certificate in date" },
+#endif
         { Ssl + "ssl.certificate.use-thumbprint-over-file = perhaps", "ssl.certificate.use-thumbprint-over-file", "perhaps", "on, off" },
         { Ssl + "ssl.certificate { use-thumbprint-over-file = on, thumbprint = \"\" }", "ssl.certificate.thumbprint", "", "thumbprint" },
         { Thumbprint + "ssl.certificate.store-location = moon", "ssl.certificate.store-location", "moon", "current-user or local-machine" },

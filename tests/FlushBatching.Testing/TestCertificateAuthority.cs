@@ -15,8 +15,11 @@ public sealed class TestCertificateAuthority : IDisposable
 {
     public const string Password = "test-password";
 
-    private static readonly Oid ServerAuthentication = new("1.3.6.1.5.5.7.3.1");
-    private static readonly Oid ClientAuthentication = new("1.3.6.1.5.5.7.3.2");
+    /// <summary>The extended key usage of a TLS server's certificate.</summary>
+    public static readonly Oid ServerAuthentication = new("1.3.6.1.5.5.7.3.1");
+
+    /// <summary>The extended key usage of a TLS client's certificate.</summary>
+    public static readonly Oid ClientAuthentication = new("1.3.6.1.5.5.7.3.2");
 
     private readonly RSA _key = RSA.Create(2048);
     private readonly X509Certificate2 _certificate;
@@ -47,8 +50,12 @@ public sealed class TestCertificateAuthority : IDisposable
     public string IssueForLoopback() => Issue("localhost", IPAddress.Loopback);
 
     /// <summary>Issues a certificate whose subject is <paramref name="dnsName"/>, with those names, and writes it to a PFX file.</summary>
+    /// <param name="dnsName">The subject's common name, and a DNS name of the certificate.</param>
+    /// <param name="address">An IP address the certificate names too.</param>
+    /// <param name="issuedAt">Its start of validity, an hour ago unless given: the later, the more recently it counts as issued.</param>
+    /// <param name="usages">Its extended key usages: server and client authentication unless given.</param>
     /// <returns>The PFX file's path; its password is <see cref="Password"/>.</returns>
-    public string Issue(string dnsName, IPAddress? address = null)
+    public string Issue(string dnsName, IPAddress? address = null, DateTimeOffset? issuedAt = null, Oid[]? usages = null)
     {
         using var key = RSA.Create(2048);
         var request = new CertificateRequest($"CN={dnsName}", key, HashAlgorithmName.SHA256, RSASignaturePadding.Pkcs1);
@@ -60,8 +67,8 @@ public sealed class TestCertificateAuthority : IDisposable
         }
 
         request.CertificateExtensions.Add(names.Build());
-        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([ServerAuthentication, ClientAuthentication], false));
-        using var issued = request.Create(_certificate, DateTimeOffset.UtcNow.AddHours(-1), DateTimeOffset.UtcNow.AddHours(12), RandomNumberGenerator.GetBytes(8));
+        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([.. usages ?? [ServerAuthentication, ClientAuthentication]], false));
+        using var issued = request.Create(_certificate, issuedAt ?? DateTimeOffset.UtcNow.AddHours(-1), DateTimeOffset.UtcNow.AddHours(12), RandomNumberGenerator.GetBytes(8));
         using var withKey = issued.CopyWithPrivateKey(key);
         var path = Path.Combine(Path.GetTempPath(), $"flushbatching-{Guid.NewGuid():N}.pfx");
         File.WriteAllBytes(path, withKey.Export(X509ContentType.Pfx, Password));

@@ -73,7 +73,7 @@ public sealed class FramedListener : IAsyncDisposable
         ArgumentNullException.ThrowIfNull(endpoint);
         ArgumentNullException.ThrowIfNull(settings);
         ArgumentNullException.ThrowIfNull(onConnection);
-        if (settings.Tls is { Certificate: null })
+        if (settings.Tls is { HasCertificate: false })
         {
             throw new ArgumentException("A TLS listener needs TlsSettings.Certificate, with its private key.", nameof(settings));
         }

@@ -32,10 +32,24 @@ public sealed record TlsSettings
     /// <summary>On: a connector checks the server's name, as <see cref="SslStream"/> does by default.</summary>
     internal const bool DefaultValidateHostname = true;
 
-    private TlsSettings(X509Certificate2? certificate) => Certificate = certificate;
+    private readonly X509Certificate2? _certificate;
 
-    /// <summary>The certificate this side presents, with its private key; <c>null</c> for a connector that presents none.</summary>
-    public X509Certificate2? Certificate { get; }
+    // Set for settings made by FromCertificateSource: asked again for each handshake.
+    private readonly Func<X509Certificate2>? _source;
+
+    private TlsSettings(X509Certificate2? certificate) => _certificate = certificate;
+
+    private TlsSettings(Func<X509Certificate2> source) => _source = source;
+
+    /// <summary>
+    /// The certificate this side presents, with its private key; <c>null</c> for a connector that presents none.
+    /// For settings made by <see cref="FromCertificateSource"/>, the source's current pick: each read asks the source,
+    /// and each handshake reads it once.
+    /// </summary>
+    public X509Certificate2? Certificate => _source is null ? _certificate : _source();
+
+    /// <summary>Whether this side has a certificate to present, fixed or from a source, without asking the source.</summary>
+    internal bool HasCertificate => _source is not null || _certificate is not null;
 
     /// <summary>Whether a peer's certificate is accepted whatever its chain. For tests and self-signed clusters only.</summary>
     /// <value>The default is <c>false</c>.</value>
@@ -99,6 +113,24 @@ public sealed record TlsSettings
         }
 
         return new TlsSettings(reimportKey ? WithKeySChannelCanRead(certificate) : certificate);
+    }
+
+    /// <summary>
+    /// TLS whose certificate is asked of <paramref name="currentCertificate"/> for each handshake, so that a renewed
+    /// certificate serves the next connection, on either side, without a restart; a connection already up keeps the
+    /// certificate it was set up with.
+    /// </summary>
+    /// <remarks>
+    /// The source runs on the connection's set-up path, once per handshake: it must return at once (keep the
+    /// certificate in a field and renew it elsewhere), and must not dispose a certificate it has returned, which
+    /// connections may still use. What it throws fails that handshake alone. Its certificates are used as given,
+    /// with no re-import on Windows, so they must have a key SChannel can read.
+    /// </remarks>
+    /// <param name="currentCertificate">Returns the certificate to present now, with its private key.</param>
+    public static TlsSettings FromCertificateSource(Func<X509Certificate2> currentCertificate)
+    {
+        ArgumentNullException.ThrowIfNull(currentCertificate);
+        return new TlsSettings(currentCertificate);
     }
 
     /// <summary>TLS for a connector only: it validates servers and presents no certificate.</summary>
@@ -196,8 +228,8 @@ public sealed record TlsSettings
     public TlsSettings WithSuppressValidation(bool suppress) => this with { SuppressValidation = suppress };
 
     /// <summary>Returns a copy that requires (<c>true</c>) or does without (<c>false</c>) a certificate from both sides.</summary>
-    /// <exception cref="ArgumentException">Turning it on for settings with no <see cref="Certificate"/> to present.</exception>
-    public TlsSettings WithRequireMutualAuthentication(bool require) => require && Certificate is null
+    /// <exception cref="ArgumentException">Turning it on for settings with no certificate, nor source, to present.</exception>
+    public TlsSettings WithRequireMutualAuthentication(bool require) => require && !HasCertificate
         ? throw new ArgumentException("Mutual authentication needs a certificate to present; these settings have none.", nameof(require))
         : this with { RequireMutualAuthentication = require };
 

@@ -1,4 +1,5 @@
 using Akka.Actor;
+using Akka.Actor.Setup;
 using Akka.Configuration;
 using Akka.Event;
 using FlushBatching.Tests.Support;
@@ -35,7 +36,11 @@ public sealed class Node : IAsyncDisposable
     public static Node Start(string name, string transportClass, string transportHocon = "", string hocon = "") =>
         new(ActorSystem.Create(name, ConfigFor(transportClass, transportHocon, hocon)));
 
-    /// <summary>The configuration <see cref="Start"/> gives a node.</summary>
+    /// <summary><see cref="Start(string, string, string, string)"/> with setups given in code, such as a <c>DotNettySslSetup</c>.</summary>
+    public static Node Start(string name, string transportClass, Setup[] setups, string transportHocon = "") =>
+        new(ActorSystem.Create(name, ActorSystemSetup.Create([BootstrapSetup.Create().WithConfig(ConfigFor(transportClass, transportHocon)), .. setups])));
+
+    /// <summary>The configuration <see cref="Start(string, string, string, string)"/> gives a node.</summary>
     public static Config ConfigFor(string transportClass, string transportHocon = "", string hocon = "") =>
         ConfigurationFactory.ParseString($$"""
             {{hocon}}
