@@ -52,20 +52,30 @@ public static class FramedConnector
             }
         }
 
-        IOException? refused = null;
-        foreach (var resolved in addresses)
+        return addresses.Length == 0
+            ? throw new IOException($"Connecting to {host}:{port} failed: the name resolved to no address.")
+            : await ConnectToFirstAsync([.. addresses.Select(resolved => new IPEndPoint(resolved, port))], host, settings, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Connects to the first of <paramref name="endpoints"/> (at least one) that takes the connection, each within
+    /// <see cref="ConnectionSettings.ConnectTimeout"/>: one that refuses, fails or never answers in time (a black-holed
+    /// address, such as an unreachable AAAA) moves on to the next, and the last one's failure is thrown. A failed TLS
+    /// handshake is thrown at once: that peer answered, and refused. The caller's cancellation ends it at once.
+    /// </summary>
+    internal static async Task<FramedConnection> ConnectToFirstAsync(IReadOnlyList<IPEndPoint> endpoints, string host, ConnectionSettings settings, CancellationToken cancellationToken)
+    {
+        for (var i = 0; ; i++)
         {
             try
             {
-                return await ConnectAsync(new IPEndPoint(resolved, port), host, settings, cancellationToken).ConfigureAwait(false);
+                return await ConnectAsync(endpoints[i], host, settings, cancellationToken).ConfigureAwait(false);
             }
-            catch (IOException e)
+            catch (Exception e) when ((e is IOException or TimeoutException) && i < endpoints.Count - 1)
             {
-                refused = e;
+                // The next address.
             }
         }
-
-        throw refused ?? new IOException($"Connecting to {host}:{port} failed: the name resolved to no address.");
     }
 
     private static async Task<FramedConnection> ConnectAsync(EndPoint remote, string host, ConnectionSettings settings, CancellationToken cancellationToken)

@@ -93,6 +93,33 @@ public class ConnectorTests
         Assert.Equal(IPAddress.Loopback, client.LocalEndPoint.Address);
     }
 
+    [Theory]
+    [InlineData("times out")]
+    [InlineData("refuses")]
+    public async Task An_address_that_times_out_or_refuses_moves_on_to_the_next(string first)
+    {
+        // A listener nobody accepts from completes TCP's handshake, so only the TLS handshake hangs: the connect timeout's
+        // TimeoutException, as from a black-holed address.
+        using var silent = RawPeer.Listen();
+        using var certificate = new SelfSignedCertificate();
+        await using var serving = Support.Loopback.Listen(ConnectionSettings.Default.WithTls(TlsSettings.FromPfxFile(certificate.PfxPath, SelfSignedCertificate.Password)));
+        var settings = ConnectionSettings.Default.WithConnectTimeout(TimeSpan.FromMilliseconds(300)).WithTls(TlsSettings.ForClient().WithSuppressValidation(true));
+        var unanswered = first == "times out" ? (IPEndPoint)silent.LocalEndPoint! : RawPeer.ClosedEndPoint();
+
+        await using var client = await FramedConnector.ConnectToFirstAsync([unanswered, serving.EndPoint], "localhost", settings, CancellationToken.None);
+
+        Assert.Equal(serving.EndPoint.Port, client.RemoteEndPoint.Port);
+    }
+
+    [Fact]
+    public async Task The_last_address_failure_is_what_connecting_throws()
+    {
+        using var silent = RawPeer.Listen();
+        var settings = ConnectionSettings.Default.WithConnectTimeout(TimeSpan.FromMilliseconds(300)).WithTls(TlsSettings.ForClient());
+
+        await Assert.ThrowsAsync<TimeoutException>(() => FramedConnector.ConnectToFirstAsync([RawPeer.ClosedEndPoint(), (IPEndPoint)silent.LocalEndPoint!], "localhost", settings, CancellationToken.None));
+    }
+
     [Fact]
     public async Task Connecting_by_host_name_works()
     {
