@@ -45,6 +45,12 @@ internal sealed class InboundSetupLog
             var now = _time.GetTimestamp();
             if (_lastLine != long.MinValue && _time.GetElapsedTime(_lastLine, now) is var since && since < Interval)
             {
+                if (reason is InboundSlots.BoundReachedException)
+                {
+                    // A pause at the bound drops nothing, so it is not counted; the next one after the interval is said.
+                    return;
+                }
+
                 _unlogged++;
                 _lastUnlogged = reason;
                 if (_countTimer is null && !_stopped)

@@ -1,3 +1,4 @@
+using FlushBatching.Tcp;
 using FlushBatching.Akka.Tests.Support;
 using Microsoft.Extensions.Time.Testing;
 
@@ -51,6 +52,25 @@ public sealed class InboundSetupLogTests
         Assert.Equal(["first", "1 more", "1 more"], _log.Entries.Select(e => e.Message.Contains("first") ? "first" : e.Message.Contains("dropped 1 more") ? "1 more" : e.Message));
         Assert.Contains("second", _log.Entries[1].Message);
         Assert.Contains("third", _log.Entries[2].Message);
+    }
+
+    [Fact]
+    public void Pauses_at_the_bound_within_an_interval_are_not_counted_as_drops()
+    {
+        var setupLog = new InboundSetupLog(_log, _time);
+        setupLog.Dropped(new IOException("first"));
+        for (var i = 0; i < 5; i++)
+        {
+            _time.Advance(TimeSpan.FromMilliseconds(100));
+            setupLog.Dropped(new InboundSlots.BoundReachedException($"paused {i}"));
+        }
+
+        setupLog.Dropped(new IOException("second"));
+        _time.Advance(InboundSetupLog.Interval);
+
+        Assert.Equal(2, _log.Entries.Count);
+        Assert.Contains("dropped 1 more inbound connection(s)", _log.Entries[1].Message);
+        Assert.Contains("second", _log.Entries[1].Message);
     }
 
     [Fact]
