@@ -24,8 +24,6 @@ internal sealed class BatchingAssociationHandle : AssociationHandle, IPayloadRec
     private IHandleEventListener? _listener;
     private ITimer? _silence;
     private InboundSetupLog? _setupLog;
-    private PendingInbound? _pending;
-    private LinkedListNode<BatchingAssociationHandle>? _pendingNode;
     private TimeSpan _silenceBound;
     private volatile bool _silenced;
 
@@ -54,20 +52,14 @@ internal sealed class BatchingAssociationHandle : AssociationHandle, IPayloadRec
 
     /// <summary>
     /// Aborts the connection unless a frame arrives within <paramref name="bound"/>, and from now until one does, reports
-    /// how the connection ends to <paramref name="setupLog"/> and counts among <paramref name="pending"/>, which may close
-    /// it first to make room for a newer one. Called once, before the handle is announced.
+    /// how the connection ends to <paramref name="setupLog"/>. Called once, before the handle is announced. A peer that
+    /// has sent nothing at all never gets here: the listener holds it among the silent until its first byte.
     /// </summary>
-    public void CloseUnlessHeardWithin(TimeSpan bound, TimeProvider time, InboundSetupLog setupLog, PendingInbound? pending)
+    public void CloseUnlessHeardWithin(TimeSpan bound, TimeProvider time, InboundSetupLog setupLog)
     {
         _setupLog = setupLog;
         _silenceBound = bound;
         Volatile.Write(ref _silence, time.CreateTimer(static state => ((BatchingAssociationHandle)state!).OnSilent(), this, bound, Timeout.InfiniteTimeSpan));
-        if (pending is not null)
-        {
-            _pending = pending;
-            pending.Add(this, out var node)?.MakeRoom(pending.Bound);
-            Volatile.Write(ref _pendingNode, node);
-        }
     }
 
     /// <summary>Hands <paramref name="payload"/> to the connection, which copies it at most once.</summary>
@@ -135,21 +127,7 @@ internal sealed class BatchingAssociationHandle : AssociationHandle, IPayloadRec
         _connection.Abort();
     }
 
-    // The oldest of more than `bound` unheard peers: closed, so that the listener takes a newer connection.
-    private void MakeRoom(int bound)
-    {
-        if (!StopWaitingForFirstFrame())
-        {
-            return;
-        }
-
-        DropUnheard(new IOException(
-            $"{_connection} sent no frame and was closed, the longest silent of more than {bound} inbound connections waiting for their first frame (half of {SettingKeys.MaxInboundConnections})"));
-        _connection.Abort();
-    }
-
-    // Ends the wait for the first frame, once, whichever of a frame, the bound, Akka's close, the end or a newer
-    // connection comes first: true for the one caller that found the peer still unheard.
+    // Ends the wait for the first frame, once, whichever of a frame, the bound, Akka's close or the end comes first: true for the one caller that found the peer still unheard.
     private bool StopWaitingForFirstFrame()
     {
         if (Interlocked.Exchange(ref _silence, null) is not { } timer)
@@ -158,11 +136,6 @@ internal sealed class BatchingAssociationHandle : AssociationHandle, IPayloadRec
         }
 
         timer.Dispose();
-        if (Volatile.Read(ref _pendingNode) is { } node)
-        {
-            _pending!.Remove(node);
-        }
-
         return true;
     }
 

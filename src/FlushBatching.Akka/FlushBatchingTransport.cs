@@ -31,7 +31,6 @@ public abstract class FlushBatchingTransport : Transport
     private readonly string _address;
 
     // Set once, before the listener starts: the unheard inbound connections, bounded; null with no inbound bound.
-    private PendingInbound? _pending;
     private Task<bool>? _shutdownTask;
     private volatile bool _stopping;
     private volatile bool _listening;
@@ -101,7 +100,6 @@ public abstract class FlushBatchingTransport : Transport
         {
             var endpoint = await Settings.Addressing.BindEndPointAsync().ConfigureAwait(false);
             var slots = InboundSlots.For(Settings.Connection);
-            _pending = PendingInbound.Within(slots);
             bound = await _stack.ListenAsync(endpoint, slots, OnInbound, OnRejected).ConfigureAwait(false);
         }
         catch (Exception e) when (e is SocketException or AggregateException)
@@ -262,7 +260,7 @@ public abstract class FlushBatchingTransport : Transport
         if (Track(connection, remote, inbound: true) is { } handle)
         {
             // A peer that connects and never speaks holds a connection for nothing: it gets connection-timeout.
-            handle.CloseUnlessHeardWithin(Settings.Connection.ConnectTimeout, Settings.Connection.TimeProvider, _setupLog, _pending);
+            handle.CloseUnlessHeardWithin(Settings.Connection.ConnectTimeout, Settings.Connection.TimeProvider, _setupLog);
             _ = AnnounceAsync(handle);
         }
     }

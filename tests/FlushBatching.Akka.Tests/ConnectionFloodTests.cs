@@ -95,6 +95,100 @@ public sealed class ConnectionFloodTests
         await NewPeerServedWithin(newcomer, node, TimeSpan.FromSeconds(10));
     }
 
+    [LinuxTheory("lowers the node's descriptor limit with ulimit")]
+    [InlineData("flushbatching", false)]
+    [InlineData("flushbatching", true)]
+    [InlineData("flushbatching-dotnetty", false)]
+    [InlineData("flushbatching-dotnetty", true)]
+    [InlineData("flushbatching-dotnetty-dedicated", false)]
+    [InlineData("flushbatching-dotnetty-dedicated", true)]
+    public async Task Strangers_that_reopen_every_connection_closed_never_keep_a_new_peer_out(string transport, bool tls)
+    {
+        // A node bounded at 16 inbound connections; 48 strangers that never send a byte, each reopening its connection the
+        // moment the node closes it, for as long as the test runs. With TLS, a silent stranger sits before the handshake.
+        using var certificate = new SelfSignedCertificate();
+        var ssl = tls ? SuppressedTls(certificate) : "";
+        using var node = FloodNode.Start(transport, 4096, "max-inbound-connections = 16", ssl);
+        await using var peer = Node.Start("peer", Node.Stock, ssl);
+        await using var during = Node.Start("during", Node.Stock, ssl);
+        IActorRef echo;
+        try
+        {
+            echo = await peer.System.ActorSelection(node.Address + "/user/echo").ResolveOne(TimeSpan.FromSeconds(10));
+        }
+        catch (ActorNotFoundException e)
+        {
+            throw new InvalidOperationException($"the peer did not reach the node before the flood; the node's log:{Environment.NewLine}{node.Log}", e);
+        }
+
+        using var stop = new CancellationTokenSource();
+        var clock = Stopwatch.StartNew();
+        var asks = AskEvery100MsAsync(echo, clock, stop.Token);
+        var strangers = Enumerable.Range(0, 48).Select(_ => ReopenWhileSilentAsync(node.Port, stop.Token)).ToList();
+        await Task.Delay(TimeSpan.FromSeconds(2));
+
+        TimeSpan servedDuring;
+        try
+        {
+            servedDuring = await NewPeerServedWithin(during, node, TimeSpan.FromSeconds(10));
+        }
+        catch (ActorNotFoundException e)
+        {
+            await stop.CancelAsync();
+            throw new InvalidOperationException($"the new peer was not served; the node's log:{Environment.NewLine}{node.Log}", e);
+        }
+
+        await Task.Delay(TimeSpan.FromSeconds(3));
+        await stop.CancelAsync();
+        var reopened = (await Task.WhenAll(strangers)).Sum();
+        var (answered, slowest, lost) = await asks;
+        var timeline = $"asks lost at {string.Join(", ", lost.Select(at => $"{at.TotalSeconds:F1} s"))}; slowest answered at {slowest.At.TotalSeconds:F1} s; " +
+            $"the strangers' connections closed by the node: {reopened}; the node's errors: {node.Errors}; its log:{Environment.NewLine}{node.Log}";
+
+        Assert.False(node.HasExited, $"the node died: {node.Errors}");
+        Assert.True(servedDuring < TimeSpan.FromSeconds(2), $"the new peer was served {servedDuring.TotalSeconds:F1} s after it asked; {timeline}");
+        Assert.True(lost.Count == 0 && answered >= 30, $"{lost.Count} asks lost, {answered} answered; {timeline}");
+        Assert.True(slowest.Took < TimeSpan.FromSeconds(1), $"the slowest ask took {slowest.Took.TotalMilliseconds:F0} ms; {timeline}");
+        Assert.True(reopened > 48, $"the node closed only {reopened} of the strangers' connections: the flood did not press on the bound; {timeline}");
+    }
+
+    // One stranger: connects, sends nothing, and connects again as soon as the node closes it, until stopped. How many
+    // of its connections the node closed.
+    private static async Task<int> ReopenWhileSilentAsync(int port, CancellationToken stop)
+    {
+        var closedByNode = 0;
+        var buffer = new byte[1];
+        while (!stop.IsCancellationRequested)
+        {
+            using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+            try
+            {
+                await socket.ConnectAsync(IPAddress.Loopback, port, stop);
+                await socket.ReceiveAsync(buffer, SocketFlags.None, stop);
+                closedByNode++;
+            }
+            catch (SocketException)
+            {
+                closedByNode++;
+                await Task.Delay(10, CancellationToken.None);
+            }
+            catch (OperationCanceledException)
+            {
+                break;
+            }
+        }
+
+        return closedByNode;
+    }
+
+    private static string SuppressedTls(SelfSignedCertificate certificate) => $$"""
+        enable-ssl = on
+        ssl {
+          certificate { path = {{Hocon.Quoted(certificate.PfxPath)}}, password = {{Hocon.Quoted(SelfSignedCertificate.Password)}} }
+          suppress-validation = on
+        }
+        """;
+
     // A stock node new to the flooded node resolves its echo and is answered: how long that took.
     private static async Task<TimeSpan> NewPeerServedWithin(Node newcomer, FloodNode node, TimeSpan bound)
     {

@@ -68,11 +68,15 @@ public abstract partial class ConnectionStackSuite
     [Fact]
     public async Task At_max_inbound_connections_the_stack_stops_accepting_says_so_once_and_accepts_again_when_one_ends()
     {
+        // Two peers that speak at once, as Akka.Remote's do: a peer that never speaks would count among the silent, at
+        // most one of two here, and be closed to make room.
         var settings = ConnectionSettings.Default.WithMaxInboundConnections(2);
         var endpoint = await Listen(settings);
-        await Poll.Within(Stack(settings).ConnectAsync(endpoint, settings));
+        var first = await Poll.Within(Stack(settings).ConnectAsync(endpoint, settings));
+        Assert.True(first.TryWrite(ByteString.CopyFromUtf8("first")));
         var firstAccepted = await Poll.Within(_inbound.Reader.ReadAsync().AsTask());
-        await Poll.Within(Stack(settings).ConnectAsync(endpoint, settings));
+        var second = await Poll.Within(Stack(settings).ConnectAsync(endpoint, settings));
+        Assert.True(second.TryWrite(ByteString.CopyFromUtf8("second")));
         await Poll.Within(_inbound.Reader.ReadAsync().AsTask());
 
         // The third waits in the backlog: connected as TCP sees it, never accepted, while the first two are open.
@@ -88,6 +92,68 @@ public abstract partial class ConnectionStackSuite
         firstAccepted.Abort();
         await Poll.Within(firstAccepted.Completion);
         await Poll.Within(_inbound.Reader.ReadAsync().AsTask());
+    }
+
+    [Fact]
+    public async Task A_peer_that_has_spoken_is_never_closed_to_make_room_for_silent_strangers_and_its_frame_arrives_once_read()
+    {
+        // Room for two silent connections; the peer's frame is read by nobody until the strangers have come and gone.
+        var settings = ConnectionSettings.Default.WithMaxInboundConnections(4);
+        var endpoint = await Listen(settings);
+        using var peer = await RawPeer.ConnectAsync(endpoint);
+        var frame = new byte[FramingSettings.HeaderLength + 5];
+        BinaryPrimitives.WriteInt32LittleEndian(frame, 5);
+        "hello"u8.CopyTo(frame.AsSpan(FramingSettings.HeaderLength));
+        await peer.SendAsync(frame);
+        var held = await Poll.Within(_inbound.Reader.ReadAsync().AsTask());
+
+        var strangers = new List<Socket>();
+        try
+        {
+            for (var i = 0; i < 5; i++)
+            {
+                strangers.Add(await RawPeer.ConnectAsync(endpoint));
+                await Task.Delay(SilentInbound.Grace);
+            }
+
+            await Poll.Until(() => strangers.Count(Closed) >= 2, "the stack to close the longest silent strangers");
+            Assert.False(Closed(peer), "the peer that had spoken was closed");
+            var closedAsSilent = await Poll.Within(ReadRejectedUntil(e => e.Message.Contains("sent nothing and was closed", StringComparison.Ordinal)));
+            Assert.Contains(SettingKeys.MaxInboundConnections, closedAsSilent.Message);
+        }
+        finally
+        {
+            strangers.ForEach(stranger => stranger.Dispose());
+        }
+
+        var received = new Receiver();
+        held.StartReading(received);
+        Assert.Equal("hello", (await Poll.Within(received.Payloads.Reader.ReadAsync().AsTask())).ToStringUtf8());
+    }
+
+    // A socket whose other end has closed: readable, with nothing to read.
+    private static bool Closed(Socket socket)
+    {
+        try
+        {
+            return socket.Poll(0, SelectMode.SelectRead) && socket.Available == 0;
+        }
+        catch (ObjectDisposedException)
+        {
+            return true;
+        }
+    }
+
+    private async Task<Exception> ReadRejectedUntil(Func<Exception, bool> wanted)
+    {
+        while (true)
+        {
+            var rejected = await _rejected.Reader.ReadAsync();
+            if (wanted(rejected))
+            {
+                return rejected;
+            }
+        }
     }
 
     [Theory]

@@ -18,8 +18,9 @@ namespace FlushBatching.Akka;
 /// </summary>
 /// <remarks>
 /// <para>
-/// Reads stay off until the adapter calls <see cref="StartReading"/>; what TLS reads around its handshake before that
-/// is held by the tail.
+/// Reads stay off until the adapter calls <see cref="StartReading"/>, but for one read at once on an accepted channel,
+/// which tells that the peer has spoken (<see cref="FirstByteWatch"/>); what that read and TLS's handshake bring before
+/// reading starts is held by the tail.
 /// </para>
 /// <para>
 /// Work goes to the event loop as a <see cref="LoopTask"/>: a loop shuts down only when the transport stops, after it

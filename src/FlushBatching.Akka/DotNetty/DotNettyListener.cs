@@ -57,7 +57,10 @@ internal sealed class DotNettyListener
             {
                 if (_keepOrClose(channel))
                 {
-                    _ = AnnounceWhenReadyAsync(DotNettyPipeline.Build(channel, _settings, targetHost: null), _settings.ConnectTimeout, onInbound, onRejected);
+                    var watch = new FirstByteWatch();
+                    var connection = DotNettyPipeline.Build(channel, _settings, targetHost: null);
+                    channel.Pipeline.AddFirst("first-byte", watch);
+                    _ = AnnounceWhenReadyAsync(connection, watch.Heard, PausingServerSocketChannel.SilentEntryOf(channel), slots?.Silent, _settings.ConnectTimeout, onInbound, onRejected);
                 }
             }));
         DotNettyPipeline.ApplyChannelOptions(_settings, (option, value) => bootstrap.ChildOption(option, value), (option, value) => bootstrap.ChildOption(option, value));
@@ -96,10 +99,19 @@ internal sealed class DotNettyListener
         }
     }
 
-    // An accepted channel is announced once its TLS handshake is done; one that has not finished it within
-    // connection-timeout (a peer that never speaks, or stops halfway) is closed, as the core's listener closes it.
-    private static async Task AnnounceWhenReadyAsync(DotNettyConnection connection, TimeSpan bound, Action<ITransportConnection> onInbound, Action<Exception> onRejected)
+    // An accepted channel is announced once it is set up (with TLS, its handshake done); one that is not within
+    // connection-timeout (a peer that never speaks, or stops halfway) is closed, as the core's listener closes it. Until
+    // its first byte it counts among the silent (from its accept, by the server channel), which may close it to make room
+    // for a newer one, and say so.
+    private static async Task AnnounceWhenReadyAsync(
+        DotNettyConnection connection, Task heard, SilentInbound.Entry? waiting, SilentInbound? silent, TimeSpan bound,
+        Action<ITransportConnection> onInbound, Action<Exception> onRejected)
     {
+        if (waiting is not null)
+        {
+            _ = heard.ContinueWith(_ => silent!.Heard(waiting), CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        }
+
         try
         {
             await connection.Ready.WaitAsync(bound).ConfigureAwait(false);
@@ -108,9 +120,12 @@ internal sealed class DotNettyListener
         catch (Exception e)
         {
             connection.Abort();
-            onRejected(e is TimeoutException
-                ? SetupTimeouts.Handshake(connection.ToString(), bound, e)
-                : new IOException($"The connection {connection} was dropped while setting up: {e.Message}", e));
+            if (waiting is not { ClosedAsSilent: true })
+            {
+                onRejected(e is TimeoutException
+                    ? SetupTimeouts.Handshake(connection.ToString(), bound, e)
+                    : new IOException($"The connection {connection} was dropped while setting up: {e.Message}", e));
+            }
         }
     }
 }

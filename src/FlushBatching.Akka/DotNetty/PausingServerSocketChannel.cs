@@ -1,4 +1,5 @@
 using System.Net.Sockets;
+using DotNetty.Common.Utilities;
 using DotNetty.Transport.Channels;
 using DotNetty.Transport.Channels.Sockets;
 using FlushBatching.Tcp;
@@ -30,6 +31,8 @@ internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
     private static readonly Action<object, object> FinishAccept =
         static (channel, operation) => ((AbstractSocketUnsafe)((IChannel)channel).Unsafe).FinishRead((SocketChannelAsyncOperation)operation);
 
+    private static readonly AttributeKey<SilentInbound.Entry> SilentEntry = AttributeKey<SilentInbound.Entry>.ValueOf("flushbatching-silent");
+
     private readonly Action<Exception> _onPause;
     private readonly InboundSlots? _slots;
     private readonly Func<Socket, SocketAsyncEventArgs, bool> _acceptAsync;
@@ -39,7 +42,7 @@ internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
     private bool _waitingForSlot;
 
     /// <param name="socket">The listening socket, not yet bound.</param>
-    /// <param name="onPause">Told once per pause, with why, for the transport's log.</param>
+    /// <param name="onPause">Told once per pause, with why, and of each channel closed as the longest silent, for the transport's log.</param>
     /// <param name="slots">The bound on accepted channels open at once; <c>null</c> for none.</param>
     /// <param name="acceptAsync">Starts an accept, as <see cref="Socket.AcceptAsync(SocketAsyncEventArgs)"/> does; a test gives one that throws as Windows' does.</param>
     public PausingServerSocketChannel(Socket socket, Action<Exception> onPause, InboundSlots? slots, Func<Socket, SocketAsyncEventArgs, bool>? acceptAsync = null)
@@ -134,23 +137,33 @@ internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
         }
     }
 
-    // The next accept, once a slot is held for what it takes: at the bound, reported once, when a channel closes.
+    // The next accept, once no more are silent than their bound (the oldest closed once its grace is over: tried again
+    // then) and a slot is held for what it takes (at the bound, reported once, when a channel closes).
     private void AcceptWithinBound()
     {
-        if (_slots is not null && !_holdsSlot && !Socket.SafeHandle.IsClosed)
+        if (_slots is not null && !Socket.SafeHandle.IsClosed)
         {
-            if (!_slots.TryTake())
+            if (!_slots.Silent.TryTrim(out var wait))
             {
-                if (!_waitingForSlot)
-                {
-                    _waitingForSlot = true;
-                    _onPause(_slots.Paused(LocalAddress));
-                }
-
+                EventLoop.Schedule(static state => ((PausingServerSocketChannel)state).Resume(), this, wait);
                 return;
             }
 
-            _holdsSlot = true;
+            if (!_holdsSlot)
+            {
+                if (!_slots.TryTake())
+                {
+                    if (!_waitingForSlot)
+                    {
+                        _waitingForSlot = true;
+                        _onPause(_slots.Paused(LocalAddress));
+                    }
+
+                    return;
+                }
+
+                _holdsSlot = true;
+            }
         }
 
         _waitingForSlot = false;
@@ -165,13 +178,23 @@ internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
         }
     }
 
-    // An accepted channel takes the slot held for its accept, and gives it back when it closes.
+    /// <summary>Where an accepted channel is among the silent, for the listener to hear it; <c>null</c> with no bound.</summary>
+    public static SilentInbound.Entry? SilentEntryOf(IChannel child) => child.GetAttribute(SilentEntry).Get();
+
+    // An accepted channel takes the slot held for its accept, and gives it back when it closes; it counts among the silent
+    // from now, on this loop, so that the count is exact for the next accept. Closed to make room, it is said here, once.
     private void Took(object message)
     {
         if (_holdsSlot && message is IChannel child)
         {
             _holdsSlot = false;
             _slots!.ReleaseWhen(child.CloseCompletion);
+            var silent = _slots.Silent;
+            child.GetAttribute(SilentEntry).Set(silent.Add(() =>
+            {
+                _onPause(silent.Closed(child.RemoteAddress, LocalAddress));
+                ObservedTasks.Observe(child.CloseAsync());
+            }));
         }
     }
 

@@ -104,6 +104,12 @@ public sealed record ConnectionSettings
     /// the process needs to live (<see cref="DescriptorBudget"/>); no bound where the system has no such limit (Windows).
     /// <c>0</c> sets no bound.
     /// </summary>
+    /// <remarks>
+    /// Under a bound, at most half of it may be connections that have not sent a byte yet (a TLS client's ClientHello
+    /// counts): past that, the longest silent is closed once it has been silent for 200 ms, so connections that never
+    /// speak cannot keep a new peer out. A protocol whose server speaks first has clients that stay silent: set no bound
+    /// (<c>0</c>) for it, or one large enough for them all.
+    /// </remarks>
     /// <value>The default is <c>null</c>: derived from the descriptor limit.</value>
     public int? MaxInboundConnections { get; private init; }
 

@@ -22,11 +22,16 @@ internal sealed class FrameReceiver
     private readonly ConnectionIo _io;
     private readonly ConnectionSettings _settings;
     private readonly Pipe _input;
+    private Action? _heard;
 
-    public FrameReceiver(ConnectionIo io, ConnectionSettings settings)
+    /// <param name="io">What receives from the peer.</param>
+    /// <param name="settings">The connection's settings.</param>
+    /// <param name="heard">Called once, when the first bytes arrive, before any handler may read them.</param>
+    public FrameReceiver(ConnectionIo io, ConnectionSettings settings, Action? heard = null)
     {
         _io = io;
         _settings = settings;
+        _heard = heard;
 
         // What a connection whose handler has not started holds before TCP pushes back on the peer. A frame larger
         // than this still completes (the pipe lets the writer on once the reader has examined everything it holds);
@@ -81,6 +86,11 @@ internal sealed class FrameReceiver
                 }
 
                 quiet = clock.GetElapsedTime(waitStarted) > QuietAfter;
+                if (_heard is { } heard)
+                {
+                    _heard = null;
+                    heard();
+                }
 
                 writer.Advance(received);
                 var flushed = await writer.FlushAsync().ConfigureAwait(false);

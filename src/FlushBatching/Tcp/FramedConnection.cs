@@ -37,13 +37,13 @@ public sealed class FramedConnection : IAsyncDisposable
     private int _shutdown;
     private Exception? _closeReason;
 
-    private FramedConnection(Socket socket, ConnectionIo io, ConnectionSettings settings)
+    private FramedConnection(Socket socket, ConnectionIo io, ConnectionSettings settings, Action? heard)
     {
         _io = io;
         Settings = settings;
         _queue = new FrameWriteQueue(settings);
         _sender = new FrameSender(io, _queue, settings);
-        _receiver = new FrameReceiver(io, settings);
+        _receiver = new FrameReceiver(io, settings, heard);
         LocalEndPoint = (IPEndPoint)socket.LocalEndPoint!;
         RemoteEndPoint = (IPEndPoint)socket.RemoteEndPoint!;
     }
@@ -168,9 +168,13 @@ public sealed class FramedConnection : IAsyncDisposable
     public override string ToString() => $"{LocalEndPoint} -> {RemoteEndPoint}";
 
     /// <summary>A connection over <paramref name="io"/>, its send and receive loops running.</summary>
-    internal static FramedConnection Open(Socket socket, ConnectionIo io, ConnectionSettings settings)
+    /// <param name="socket">The connected socket.</param>
+    /// <param name="io">What sends and receives on it: the socket, or TLS over it.</param>
+    /// <param name="settings">The connection's settings.</param>
+    /// <param name="heard">Called once, when the first bytes from the peer arrive, whether a handler reads them yet or not.</param>
+    internal static FramedConnection Open(Socket socket, ConnectionIo io, ConnectionSettings settings, Action? heard = null)
     {
-        var connection = new FramedConnection(socket, io, settings);
+        var connection = new FramedConnection(socket, io, settings, heard);
         connection._receiving = connection.ReceiveAsync();
         connection._sending = connection.SendAsync();
         return connection;

@@ -131,7 +131,7 @@ public sealed class FramedListener : IAsyncDisposable
     {
         while (!_stopping.IsCancellationRequested)
         {
-            if (_slots is not null && !await TakeSlotAsync(_slots).ConfigureAwait(false))
+            if (_slots is not null && !(await TrimSilentAsync(_slots.Silent).ConfigureAwait(false) && await TakeSlotAsync(_slots).ConfigureAwait(false)))
             {
                 return;
             }
@@ -195,30 +195,73 @@ public sealed class FramedListener : IAsyncDisposable
         }
     }
 
+    // No more silent than their bound before the next accept: at once, or once the oldest of them has been silent for
+    // the grace. False when the listener stops meanwhile.
+    private async Task<bool> TrimSilentAsync(SilentInbound silent)
+    {
+        while (!silent.TryTrim(out var wait))
+        {
+            try
+            {
+                await Task.Delay(wait, _settings.TimeProvider, _stopping.Token).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
+
     private async Task SetUpAsync(Socket socket)
     {
         var remote = socket.RemoteEndPoint;
         FramedConnection? connection = null;
+        using var timeout = CancellationTokenSource.CreateLinkedTokenSource(_stopping.Token);
+        var silent = _slots?.Silent;
+
+        // Silent from its accept until its first byte; closed meanwhile to make room for a newer connection, it is said
+        // here, once, and its set-up cancelled or, once open, the connection aborted.
+        var waiting = silent?.Add(() =>
+        {
+            _onRejected?.Invoke(silent.Closed(remote, LocalEndPoint));
+            CancelQuietly(timeout);
+            Volatile.Read(ref connection)?.Abort();
+        });
         try
         {
             SocketOptions.Of(_settings).ApplyTo(socket);
-            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(_stopping.Token);
             timeout.CancelAfter(_settings.ConnectTimeout);
+            if (waiting is not null && _settings.Tls is not null)
+            {
+                // A TLS client speaks first, its ClientHello: waited for without taking it (a receive of no bytes completes
+                // once one has arrived, or the peer closed, which the handshake then finds).
+                await socket.ReceiveAsync(Memory<byte>.Empty, SocketFlags.None, timeout.Token).ConfigureAwait(false);
+                silent!.Heard(waiting);
+            }
+
             var io = await SocketSetup.CreateIoAsync(socket, _settings, serverName: null, timeout.Token).ConfigureAwait(false);
-            connection = FramedConnection.Open(socket, io, _settings);
+            Volatile.Write(ref connection, FramedConnection.Open(socket, io, _settings, waiting is null ? null : () => silent!.Heard(waiting)));
             if (_slots is not null)
             {
                 // From here the slot is the connection's: given back when it ends, however it ends.
                 _slots.ReleaseWhen(connection.Completion);
+                _ = connection.Completion.ContinueWith(_ => silent!.Heard(waiting!), CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
             }
 
-            if (_stopping.IsCancellationRequested)
+            if (_stopping.IsCancellationRequested || waiting is { ClosedAsSilent: true })
             {
                 connection.Abort();
                 return;
             }
 
             _onConnection(connection);
+        }
+        catch (OperationCanceledException) when (connection is null && waiting is { ClosedAsSilent: true })
+        {
+            socket.Dispose();
+            _slots!.Release();
         }
         catch (OperationCanceledException e) when (connection is null && !_stopping.IsCancellationRequested)
         {
@@ -242,10 +285,27 @@ public sealed class FramedListener : IAsyncDisposable
         }
         finally
         {
+            if (waiting is not null && connection is null)
+            {
+                silent!.Heard(waiting);
+            }
+
             if (Interlocked.Decrement(ref _settingUp) == 0 && _stopping.IsCancellationRequested)
             {
                 _setUpsEnded.TrySetResult();
             }
+        }
+    }
+
+    private static void CancelQuietly(CancellationTokenSource source)
+    {
+        try
+        {
+            source.Cancel();
+        }
+        catch (ObjectDisposedException)
+        {
+            // The set-up ended meanwhile.
         }
     }
 }

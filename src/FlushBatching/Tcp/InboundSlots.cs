@@ -20,18 +20,23 @@ internal sealed class InboundSlots
 
     /// <param name="bound">How many connections may be open at once.</param>
     /// <param name="how">How the bound was chosen, for the report.</param>
-    public InboundSlots(int bound, string how)
+    /// <param name="time">The clock of <see cref="Silent"/>'s grace; the system's unless given.</param>
+    public InboundSlots(int bound, string how, TimeProvider? time = null)
     {
         Bound = bound;
         _how = how;
         _free = new SemaphoreSlim(bound, bound);
+        Silent = new SilentInbound(bound / 2, time ?? TimeProvider.System);
     }
 
     /// <summary>The most connections open at once.</summary>
     public int Bound { get; }
 
+    /// <summary>Those of the accepted connections that have sent nothing yet: at most half the bound.</summary>
+    public SilentInbound Silent { get; }
+
     /// <summary>The slots of <paramref name="settings"/>: <c>null</c> where there is no bound.</summary>
-    public static InboundSlots? For(ConnectionSettings settings) => settings.InboundBound() is { } bound ? new InboundSlots(bound.Bound, bound.How) : null;
+    public static InboundSlots? For(ConnectionSettings settings) => settings.InboundBound() is { } bound ? new InboundSlots(bound.Bound, bound.How, settings.TimeProvider) : null;
 
     /// <summary>Takes a slot if one is free.</summary>
     public bool TryTake() => _free.Wait(0);

@@ -74,9 +74,12 @@ public sealed class FloodNode : IDisposable
     }
 
     /// <summary>Starts the node and waits until it serves.</summary>
-    public static FloodNode Start(string transport, int descriptorLimit)
+    /// <param name="transport">flushbatching, flushbatching-dotnetty, flushbatching-dotnetty-dedicated or stock.</param>
+    /// <param name="descriptorLimit">Its <c>ulimit -n</c>.</param>
+    /// <param name="sectionLines">Lines for its transport section.</param>
+    public static FloodNode Start(string transport, int descriptorLimit, params string[] sectionLines)
     {
-        var start = new ProcessStartInfo("bash", ["-c", $"ulimit -n {descriptorLimit} && exec dotnet \"{Dll}\" {transport}"])
+        var start = new ProcessStartInfo("bash", ["-c", $"ulimit -n {descriptorLimit} && exec dotnet \"$0\" \"$@\"", Dll, transport, .. sectionLines])
         {
             RedirectStandardInput = true,
             RedirectStandardOutput = true,
