@@ -51,11 +51,19 @@ var config = ConfigurationFactory.ParseString($$"""
       }
     }
     """);
-using var system = ActorSystem.Create("flood", config);
-system.ActorOf(Props.Create(() => new Echo()), "echo");
-Console.WriteLine($"LISTENING {((ExtendedActorSystem)system).Provider.DefaultAddress}");
+// FLOODNODE_SYSTEMS=N starts N such systems in this one process (flood, flood2, ...), each printing its line.
+var count = int.TryParse(Environment.GetEnvironmentVariable("FLOODNODE_SYSTEMS"), out var asked) ? asked : 1;
+var systems = new List<ActorSystem>();
+for (var i = 1; i <= count; i++)
+{
+    var system = ActorSystem.Create(i == 1 ? "flood" : $"flood{i}", config);
+    systems.Add(system);
+    system.ActorOf(Props.Create(() => new Echo()), "echo");
+    Console.WriteLine($"LISTENING {((ExtendedActorSystem)system).Provider.DefaultAddress}");
+}
+
 await Task.Run(() => Console.In.ReadToEnd());
-await system.Terminate();
+await Task.WhenAll(systems.Select(system => system.Terminate()));
 
 sealed class Echo : ReceiveActor
 {

@@ -1,4 +1,5 @@
 using System.Net.Sockets;
+using DotNetty.Common.Concurrency;
 using DotNetty.Common.Utilities;
 using DotNetty.Transport.Channels;
 using DotNetty.Transport.Channels.Sockets;
@@ -36,6 +37,7 @@ internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
     private readonly Action<Exception> _onPause;
     private readonly InboundSlots? _slots;
     private readonly Func<Socket, SocketAsyncEventArgs, bool> _acceptAsync;
+    private readonly IDisposable? _freed;
     private SocketChannelAsyncOperation? _accepting;
     private bool _tookNothing;
     private bool _holdsSlot;
@@ -51,7 +53,7 @@ internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
         _onPause = onPause;
         _slots = slots;
         _acceptAsync = acceptAsync ?? (static (listening, operation) => listening.AcceptAsync(operation));
-        slots?.OnFreed(() => EventLoop.Execute(static state => ((PausingServerSocketChannel)state).ResumeAtBound(), this));
+        _freed = slots?.OnFreed(ResumeOnLoop);
         Pipeline.AddFirst("accept-rounds", new RoundWatch(this));
     }
 
@@ -83,7 +85,21 @@ internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
     protected override void DoClose()
     {
         base.DoClose();
+        _freed?.Dispose();
         _accepting?.Dispose();
+    }
+
+    // A slot given back, by a connection of any listener that shares the budget: tried again on this channel's loop.
+    private void ResumeOnLoop()
+    {
+        try
+        {
+            EventLoop.Execute(static state => ((PausingServerSocketChannel)state).ResumeAtBound(), this);
+        }
+        catch (RejectedExecutionException)
+        {
+            // The loop has shut down with the channel: nothing to resume.
+        }
     }
 
     // A round that took nothing: its slot is free again, and the next accept starts after the pause.

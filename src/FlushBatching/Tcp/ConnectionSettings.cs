@@ -101,7 +101,9 @@ public sealed record ConnectionSettings
     /// The most inbound connections a listener holds open at once: at the bound it stops accepting (connections wait in
     /// the backlog, costing this process nothing) until one of them ends. <c>null</c> derives the bound when the
     /// listener starts from the process's descriptor limit, so that a flood of connections cannot take the descriptors
-    /// the process needs to live (<see cref="DescriptorBudget"/>); no bound where the system has no such limit (Windows).
+    /// the process needs to live (<see cref="DescriptorBudget"/>): one budget, derived when the first such listener starts,
+    /// that every listener of the process with a derived bound draws from. No bound where the system has no such limit
+    /// (Windows).
     /// <c>0</c> sets no bound.
     /// </summary>
     /// <remarks>
@@ -220,17 +222,6 @@ public sealed record ConnectionSettings
         MaxInboundConnections = max is null or >= 0
             ? max
             : throw new InvalidSettingException(SettingKeys.MaxInboundConnections, max.Value.ToString(CultureInfo.InvariantCulture), "a whole number from 0 (no bound)"),
-    };
-
-    /// <summary>
-    /// The bound a listener starts with, and how it was chosen, for its report: <see cref="MaxInboundConnections"/> as
-    /// set, or derived now; <c>null</c> for none.
-    /// </summary>
-    internal (int Bound, string How)? InboundBound() => MaxInboundConnections switch
-    {
-        0 => null,
-        { } set => (set, "as set"),
-        null => DescriptorBudget.Derive(),
     };
 
     /// <summary>Returns a copy with <see cref="ConnectTimeout"/> set (above 0, at most 1 hour).</summary>

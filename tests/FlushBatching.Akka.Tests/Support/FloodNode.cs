@@ -15,10 +15,10 @@ public sealed class FloodNode : IDisposable
     private readonly StringBuilder _errors = new();
     private readonly StringBuilder _log = new();
 
-    private FloodNode(Process process, Address address)
+    private FloodNode(Process process, IReadOnlyList<Address> addresses)
     {
         _process = process;
-        Address = address;
+        Addresses = addresses;
 
         // Read to the end, so that a node that logs much never blocks on a full pipe, and kept for a failure's message.
         _ = Task.Run(async () =>
@@ -41,8 +41,11 @@ public sealed class FloodNode : IDisposable
         process.BeginErrorReadLine();
     }
 
-    /// <summary>The node's Akka address.</summary>
-    public Address Address { get; }
+    /// <summary>The node's Akka address: its first system's.</summary>
+    public Address Address => Addresses[0];
+
+    /// <summary>The Akka address of each system the process runs.</summary>
+    public IReadOnlyList<Address> Addresses { get; }
 
     /// <summary>The port it listens on.</summary>
     public int Port => Address.Port!.Value;
@@ -77,23 +80,35 @@ public sealed class FloodNode : IDisposable
     /// <param name="transport">flushbatching, flushbatching-dotnetty, flushbatching-dotnetty-dedicated or stock.</param>
     /// <param name="descriptorLimit">Its <c>ulimit -n</c>.</param>
     /// <param name="sectionLines">Lines for its transport section.</param>
-    public static FloodNode Start(string transport, int descriptorLimit, params string[] sectionLines)
+    public static FloodNode Start(string transport, int descriptorLimit, params string[] sectionLines) =>
+        Start(transport, descriptorLimit, systems: 1, sectionLines);
+
+    /// <inheritdoc cref="Start(string, int, string[])"/>
+    /// <param name="systems">How many ActorSystems the one process runs, each with an echo.</param>
+    public static FloodNode Start(string transport, int descriptorLimit, int systems, params string[] sectionLines)
     {
         var start = new ProcessStartInfo("bash", ["-c", $"ulimit -n {descriptorLimit} && exec dotnet \"$0\" \"$@\"", Dll, transport, .. sectionLines])
         {
             RedirectStandardInput = true,
             RedirectStandardOutput = true,
             RedirectStandardError = true,
+            Environment = { ["FLOODNODE_SYSTEMS"] = systems.ToString(System.Globalization.CultureInfo.InvariantCulture) },
         };
         var process = Process.Start(start)!;
-        var line = process.StandardOutput.ReadLineAsync().WaitAsync(TimeSpan.FromSeconds(60)).GetAwaiter().GetResult();
-        if (line is null || !line.StartsWith("LISTENING ", StringComparison.Ordinal))
+        var addresses = new List<Address>();
+        while (addresses.Count < systems)
         {
-            process.Kill();
-            throw new InvalidOperationException($"FloodNode did not start: '{line}' {process.StandardError.ReadToEnd()}");
+            var line = process.StandardOutput.ReadLineAsync().WaitAsync(TimeSpan.FromSeconds(60)).GetAwaiter().GetResult();
+            if (line is null || !line.StartsWith("LISTENING ", StringComparison.Ordinal))
+            {
+                process.Kill();
+                throw new InvalidOperationException($"FloodNode did not start: '{line}' {process.StandardError.ReadToEnd()}");
+            }
+
+            addresses.Add(Address.Parse(line["LISTENING ".Length..]));
         }
 
-        return new FloodNode(process, Address.Parse(line["LISTENING ".Length..]));
+        return new FloodNode(process, addresses);
     }
 
     /// <summary>The descriptors the node's process has open now (0 once it has exited).</summary>
