@@ -22,6 +22,10 @@ namespace FlushBatching.Akka;
 /// </remarks>
 public abstract class FlushBatchingTransport : Transport
 {
+    // Below this many inbound connections, a few strangers (or a rolling restart's reconnects) can keep a cluster's peers
+    // out: the start-up line is a WARNING.
+    private const int LeastInboundBound = 8;
+
     private readonly IConnectionStack _stack;
     private readonly TaskCompletionSource<IAssociationEventListener> _associationListener =
         new(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -30,7 +34,6 @@ public abstract class FlushBatchingTransport : Transport
     private readonly InboundSetupLog _setupLog;
     private readonly string _address;
 
-    // Set once, before the listener starts: the unheard inbound connections, bounded; null with no inbound bound.
     private Task<bool>? _shutdownTask;
     private volatile bool _stopping;
     private volatile bool _listening;
@@ -101,6 +104,7 @@ public abstract class FlushBatchingTransport : Transport
             var endpoint = await Settings.Addressing.BindEndPointAsync().ConfigureAwait(false);
             var slots = InboundSlots.For(Settings.Connection);
             bound = await _stack.ListenAsync(endpoint, slots, OnInbound, OnRejected).ConfigureAwait(false);
+            LogInboundBound(slots);
         }
         catch (Exception e) when (e is SocketException or AggregateException)
         {
@@ -114,6 +118,26 @@ public abstract class FlushBatchingTransport : Transport
         TransportInstruments.PublishListening(Settings.Connection.Metrics, "akka." + address, _stack);
         Log.Info("FlushBatching transport listening on akka.{0} ({1}, {2}); {3}", address, bound, _stack.Description, Settings);
         return (address, _associationListener);
+    }
+
+    // The bound on inbound connections, said once at start with where it came from; a WARNING when it is too small for
+    // a cluster's peers to get in beside a few strangers.
+    private void LogInboundBound(InboundSlots? slots)
+    {
+        if (slots is null)
+        {
+            Log.Info("FlushBatching transport: inbound connections unbounded ({0} = unbounded, or no descriptor limit to derive one from)", SettingKeys.MaxInboundConnections);
+        }
+        else if (slots.Bound < LeastInboundBound)
+        {
+            Log.Warning(
+                "FlushBatching transport: at most {0} inbound connection(s) ({1}), too few to serve a cluster: raise the descriptor limit (ulimit -n) or set {2}",
+                slots.Bound, slots.How, SettingKeys.MaxInboundConnections);
+        }
+        else
+        {
+            Log.Info("FlushBatching transport: at most {0} inbound connections ({1}), at most {2} of them silent", slots.Bound, slots.How, slots.Silent.Bound);
+        }
     }
 
     /// <inheritdoc />

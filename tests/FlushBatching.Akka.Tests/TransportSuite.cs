@@ -59,6 +59,19 @@ public abstract partial class TransportSuite
         Assert.Contains("flush-interval = 3ms", line.Message.ToString());
     }
 
+    [Theory]
+    [InlineData("max-inbound-connections = 100", "INFO", "at most 100 inbound connections (as set), at most 50 of them silent")]
+    [InlineData("max-inbound-connections = 4", "WARNING", "at most 4 inbound connection(s) (as set), too few to serve a cluster")]
+    [InlineData("max-inbound-connections = unbounded", "INFO", "inbound connections unbounded")]
+    public async Task Start_says_the_bound_on_inbound_connections_and_warns_when_it_is_too_small_for_a_cluster(string setting, string level, string said)
+    {
+        await using var node = Nodes.Start("bound", TransportClass, setting);
+
+        bool IsBoundLine(LogEvent e) => e.Message.ToString()!.Contains(said, StringComparison.Ordinal);
+        await Poll.Until(() => node.Logs.Any(IsBoundLine), "the line on the inbound bound");
+        Assert.Equal(level == "INFO" ? LogLevel.InfoLevel : LogLevel.WarningLevel, Assert.Single(node.Logs, IsBoundLine).LogLevel());
+    }
+
     [Fact]
     public async Task Runs_under_a_section_of_its_own_with_keys_left_out_taken_from_reference_conf()
     {

@@ -4,9 +4,9 @@ using System.Runtime.InteropServices;
 namespace FlushBatching.Tcp;
 
 /// <summary>
-/// How many inbound connections a listener may hold so that the process keeps descriptors for itself: the soft
-/// <c>RLIMIT_NOFILE</c> (Linux and macOS), less the descriptors open when the listener starts, less a reserve of 10% of
-/// the limit or 64, whichever is more.
+/// How many inbound connections a process may hold so that it keeps descriptors for itself: the soft
+/// <c>RLIMIT_NOFILE</c> (Linux and macOS), less the descriptors open when the first listener starts, less a reserve of
+/// 10% of the limit or 64, whichever is more; and no more than half its memory holds.
 /// </summary>
 /// <remarks>
 /// Why: out of descriptors, a .NET process can die in the runtime itself. Under <c>ulimit -n 256</c> and a flood of 400
@@ -58,20 +58,34 @@ internal static class DescriptorBudget
     }
 
     /// <summary>
-    /// The bound on inbound connections derived from this process's descriptors now, with a sentence saying how, or
-    /// <c>null</c> where the limit cannot be read. At least 1: a listener that takes nothing serves nobody.
+    /// What one inbound connection is taken to cost in memory when the bound is capped by it: 64 KiB, twice the most
+    /// measured (a held connection grew a node's resident memory by 15 to 33 KiB, by stack and by whether it had spoken;
+    /// benchmarks/results/flood/inbound-cost.txt), for what the kernel holds for it beside.
     /// </summary>
-    public static (int Bound, string How)? Derive()
-    {
-        if (ProcessLimit() is not { } limit || OpenNow() is not { } open)
-        {
-            return null;
-        }
+    public const int BytesPerConnection = 64 * 1024;
 
+    /// <summary>
+    /// The bound on inbound connections derived from this process's descriptors now, with a sentence saying how, or
+    /// <c>null</c> where the limit cannot be read. At least 1: a listener that takes nothing serves nobody. Capped so
+    /// that the connections take at most half the memory the process may use, at <see cref="BytesPerConnection"/> each:
+    /// under a container's usual limit of 1,048,576 descriptors, memory would run out long before descriptors.
+    /// </summary>
+    public static (int Bound, string How)? Derive() => ProcessLimit() is { } limit && OpenNow() is { } open
+        ? Derive(limit, open, GC.GetGCMemoryInfo().TotalAvailableMemoryBytes)
+        : null;
+
+    /// <summary><see cref="Derive()"/> for a descriptor limit, the descriptors open and the memory the process may use, as given.</summary>
+    internal static (int Bound, string How) Derive(int limit, int open, long availableMemory)
+    {
         var reserve = Reserve(limit);
-        var bound = Math.Max(1, limit - open - reserve);
-        return (bound, string.Create(CultureInfo.InvariantCulture,
-            $"derived from this process's descriptor limit of {limit}, less the {open} open at start and a reserve of {reserve}"));
+        var byDescriptors = Math.Max(1, limit - open - reserve);
+        var byMemory = (int)Math.Clamp(availableMemory / 2 / BytesPerConnection, 1, int.MaxValue);
+        var descriptors = string.Create(CultureInfo.InvariantCulture,
+            $"derived from this process's descriptor limit of {limit}, less the {open} open at start and a reserve of {reserve}");
+        return byDescriptors <= byMemory
+            ? (byDescriptors, descriptors)
+            : (byMemory, string.Create(CultureInfo.InvariantCulture,
+                $"{descriptors}, which allows {byDescriptors}, capped at half of the {availableMemory / (1024 * 1024)} MiB this process may use, at {BytesPerConnection / 1024} KiB a connection"));
     }
 
     // RLIMIT_NOFILE: 7 on Linux, 8 on macOS; rlim_t is 64 bits on both 64-bit systems.

@@ -29,6 +29,9 @@ internal sealed class InboundSlots
     /// <summary>The most connections open at once, from this listener's budget.</summary>
     public int Bound => _budget.Total;
 
+    /// <summary>How the bound was chosen, in words for a log line.</summary>
+    public string How => _budget.How;
+
     /// <summary>Those of the accepted connections that have sent nothing yet: at most half the bound.</summary>
     public SilentInbound Silent { get; }
 
