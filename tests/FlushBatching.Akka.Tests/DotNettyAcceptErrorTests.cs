@@ -152,6 +152,57 @@ public sealed class DotNettyAcceptErrorTests
 
     // A server channel of the DotNetty stack's kind on one loop of the kind given, whose accepts start with acceptAsync:
     // the first channel it accepts, and what it reports.
+    [Theory]
+    [InlineData("thread-pool")]
+    [InlineData("dedicated")]
+    public async Task With_DotNettys_MaxMessagesPerRead_raised_a_round_of_accepting_still_takes_no_more_than_the_slots_allow(string eventLoop)
+    {
+        // Ten peers wait in the backlog; a round may take sixteen. Two slots: two channels, the rest closed as accepted.
+        var group = DotNettyLoops.Parse(eventLoop) == EventLoopKind.Dedicated
+            ? new MultithreadEventLoopGroup(1)
+            : new MultithreadEventLoopGroup(static group => new ThreadPoolEventLoop(group), 1);
+        var slots = new InboundSlots(new InboundBudget(2, "test"));
+        var accepted = 0;
+        var rejections = new List<Exception>();
+        var listening = new Socket(SocketType.Stream, ProtocolType.Tcp);
+        var server = await new ServerBootstrap().Group(group)
+            .ChannelFactory(() => new PausingServerSocketChannel(listening, e => { lock (rejections) { rejections.Add(e); } }, slots))
+            .Option(ChannelOption.RcvbufAllocator, SixteenPerRound())
+            .Option(ChannelOption.AutoRead, false)
+            .ChildHandler(new ActionChannelInitializer<IChannel>(_ => Interlocked.Increment(ref accepted)))
+            .BindAsync(new IPEndPoint(IPAddress.Loopback, 0));
+        var peers = new List<Socket>();
+        try
+        {
+            for (var i = 0; i < 10; i++)
+            {
+                peers.Add(await RawPeer.ConnectAsync(DotNettyConnection.Unmapped(server.LocalAddress)));
+                await peers[^1].SendAsync(new byte[1]);
+            }
+
+            // All ten in the backlog now: the first round of accepting finds them together.
+            server.Configuration.AutoRead = true;
+            await Poll.Until(() => Volatile.Read(ref accepted) >= 2, "two channels to be accepted");
+            await Task.Delay(300);
+
+            Assert.Equal(2, Volatile.Read(ref accepted));
+            Assert.False(slots.TryTake(), "a slot was left free with more peers waiting");
+        }
+        finally
+        {
+            peers.ForEach(peer => peer.Dispose());
+            await server.CloseAsync();
+            await EventLoopShutdown.ShutdownAsync(group, TimeSpan.FromMilliseconds(500));
+        }
+    }
+
+    private static IRecvByteBufAllocator SixteenPerRound()
+    {
+        IMaxMessagesRecvByteBufAllocator allocator = new AdaptiveRecvByteBufAllocator();
+        allocator.MaxMessagesPerRead = 16;
+        return allocator;
+    }
+
     private static async Task<(IChannel Server, IEventLoopGroup Group, TaskCompletionSource<IChannel> Accepted, List<Exception> Rejections)> Listen(
         string eventLoop, Func<Socket, SocketAsyncEventArgs, bool> acceptAsync)
     {

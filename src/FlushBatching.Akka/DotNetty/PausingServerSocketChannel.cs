@@ -199,19 +199,34 @@ internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
 
     // An accepted channel takes the slot held for its accept, and gives it back when it closes; it counts among the silent
     // from now, on this loop, so that the count is exact for the next accept. Closed to make room, it is said here, once.
-    private void Took(object message)
+    // A round takes one accept unless DotNetty's MaxMessagesPerRead is raised: a channel more takes a slot of its own, or
+    // is closed at once, unregistered, as DotNetty's acceptor closes one it cannot register. False for that one.
+    private bool Took(object message)
     {
-        if (_holdsSlot && message is IChannel child)
+        if (_slots is null || message is not IChannel child)
+        {
+            return true;
+        }
+
+        if (_holdsSlot)
         {
             _holdsSlot = false;
-            _slots!.ReleaseWhen(child.CloseCompletion);
-            var silent = _slots.Silent;
-            child.GetAttribute(SilentEntry).Set(silent.Add(() =>
-            {
-                _onPause(silent.Closed(child.RemoteAddress, LocalAddress));
-                ObservedTasks.Observe(child.CloseAsync());
-            }));
         }
+        else if (!_slots.TryTake())
+        {
+            child.Unsafe.CloseForcibly();
+            _onPause(new IOException($"The connection from {child.RemoteAddress} to {LocalAddress} was closed as it was accepted: one round of accepting took more than {SettingKeys.MaxInboundConnections} allows."));
+            return false;
+        }
+
+        _slots.ReleaseWhen(child.CloseCompletion);
+        var silent = _slots.Silent;
+        child.GetAttribute(SilentEntry).Set(silent.Add(() =>
+        {
+            _onPause(silent.Closed(child.RemoteAddress, LocalAddress));
+            ObservedTasks.Observe(child.CloseAsync());
+        }));
+        return true;
     }
 
     private sealed class RoundWatch(PausingServerSocketChannel channel) : ChannelHandlerAdapter
@@ -221,8 +236,10 @@ internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
         public override void ChannelRead(IChannelHandlerContext context, object message)
         {
             _took = true;
-            channel.Took(message);
-            context.FireChannelRead(message);
+            if (channel.Took(message))
+            {
+                context.FireChannelRead(message);
+            }
         }
 
         public override void ChannelReadComplete(IChannelHandlerContext context)
