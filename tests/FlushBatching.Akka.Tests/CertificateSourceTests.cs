@@ -1,4 +1,4 @@
-#if AKKA_CERTIFICATE_SOURCES
+#if AKKA_1_5_75
 using System.Net;
 using System.Security.Cryptography.X509Certificates;
 using Akka.Event;

@@ -14,7 +14,7 @@ public sealed class SettingsValidationTests
     // Before Akka.NET 1.5.75, common-name is read by nothing, as stock reads it: every value is allowed there.
     private static readonly string[] FreeText =
         ["hostname", "public-hostname", "ssl.certificate.password", "ssl.certificate.store-name", "batching.max-pending-bytes", "batching.flush-interval",
-#if !AKKA_CERTIFICATE_SOURCES
+#if !AKKA_1_5_75
         "ssl.certificate.common-name",
 #endif
         ];
@@ -41,7 +41,7 @@ public sealed class SettingsValidationTests
         { "dns-use-ipv6 = maybe", "dns-use-ipv6", "maybe", "on, off" },
         { "enable-ssl = yes-please", "enable-ssl", "yes-please", "on, off" },
         { Ssl + "ssl.certificate.path = /nonexistent.pfx", "ssl.certificate.path", "/nonexistent.pfx", "PKCS#12" },
-#if AKKA_CERTIFICATE_SOURCES
+#if AKKA_1_5_75
         { Ssl + "ssl.certificate.common-name = no-such-node", "ssl.certificate.common-name", "no-such-node", "a source with a certificate in date" },
 #endif
         { Ssl + "ssl.certificate.use-thumbprint-over-file = perhaps", "ssl.certificate.use-thumbprint-over-file", "perhaps", "on, off" },
