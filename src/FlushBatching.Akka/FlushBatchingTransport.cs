@@ -235,6 +235,7 @@ public abstract class FlushBatchingTransport : Transport
         {
             clean &= await WithinAsync(_stack.StopAsync(), LetGoBound, $"stop the {_stack.Name} stack", () => _stack.StillOpen).ConfigureAwait(false);
             _setupLog.Stop();
+            Settings.Connection.Tls?.ReleaseOwned();
             Settings.Connection.Metrics.Dispose();
             Log.Info("FlushBatching transport shut down in {0}: {1} connection(s) closed, {2} aborted after {3} with {4} bytes unsent",
                 SettingText.FormatDuration(TimeSpan.FromMilliseconds(Math.Round(clock.GetElapsedTime(started).TotalMilliseconds))),

@@ -52,7 +52,7 @@ internal static class TlsSection
             {
                 try
                 {
-                    fromSetup = TlsSettings.FromCertificate(sslSetup.Certificate);
+                    fromSetup = TlsSettings.FromCertificate(sslSetup.Certificate, warn: log is null ? null : message => log.Warning("FlushBatching transport: {0}", message));
                 }
                 catch (ArgumentException e)
                 {

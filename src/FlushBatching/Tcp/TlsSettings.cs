@@ -34,10 +34,17 @@ public sealed record TlsSettings
 
     private readonly X509Certificate2? _certificate;
 
+    // A certificate this made (a re-import of a key SChannel cannot read): released by ReleaseOwned, when its user stops.
+    private readonly X509Certificate2? _owned;
+
     // Set for settings made by FromCertificateSource: asked again for each handshake.
     private readonly Func<X509Certificate2>? _source;
 
-    private TlsSettings(X509Certificate2? certificate) => _certificate = certificate;
+    private TlsSettings(X509Certificate2? certificate, X509Certificate2? owned = null)
+    {
+        _certificate = certificate;
+        _owned = owned;
+    }
 
     private TlsSettings(Func<X509Certificate2> source) => _source = source;
 
@@ -96,15 +103,25 @@ public sealed record TlsSettings
     /// <remarks>
     /// On Windows, a certificate whose private key lives in memory only (<c>CreateFromPem</c>, <c>CopyWithPrivateKey</c>,
     /// one loaded with <see cref="X509KeyStorageFlags.EphemeralKeySet"/>) cannot serve TLS: SChannel finds no key, and
-    /// every handshake fails. So there a certificate whose key can be exported is re-imported from its PKCS#12 form,
-    /// which gives its key a container SChannel reads; one whose key cannot be exported (kept by a key store or a
-    /// hardware module) is used as it is, its key already where SChannel finds it.
+    /// every handshake fails. So there, and only for such a key, the certificate is re-imported from its PKCS#12 form,
+    /// which gives its key a container SChannel reads; a key kept elsewhere (a store, a key file, a hardware module) is
+    /// used as it is. An import that fails (a service account with no loaded profile has no key set to import into)
+    /// leaves the certificate as given.
     /// </remarks>
     /// <exception cref="ArgumentException">The certificate has no private key, or one that cannot be used.</exception>
-    public static TlsSettings FromCertificate(X509Certificate2 certificate) => FromCertificate(certificate, OperatingSystem.IsWindows());
+    public static TlsSettings FromCertificate(X509Certificate2 certificate) => FromCertificate(certificate, warn: null);
 
-    /// <summary><see cref="FromCertificate(X509Certificate2)"/>, re-importing the key where <paramref name="reimportKey"/> says SChannel needs it.</summary>
-    internal static TlsSettings FromCertificate(X509Certificate2 certificate, bool reimportKey)
+    /// <summary><see cref="FromCertificate(X509Certificate2)"/>, telling <paramref name="warn"/> when a re-import failed.</summary>
+    internal static TlsSettings FromCertificate(X509Certificate2 certificate, Action<string>? warn) =>
+        FromCertificate(certificate, OperatingSystem.IsWindows() ? KeyLivesInMemory : static _ => false, ImportPkcs12, warn);
+
+    /// <summary>
+    /// <see cref="FromCertificate(X509Certificate2)"/>, re-importing the key with <paramref name="import"/> where
+    /// <paramref name="needsContainer"/> says SChannel needs it (a test gives both, as a platform would), and telling
+    /// <paramref name="warn"/> when the import failed and the certificate is used as given.
+    /// </summary>
+    internal static TlsSettings FromCertificate(
+        X509Certificate2 certificate, Func<X509Certificate2, bool> needsContainer, Func<byte[], X509Certificate2> import, Action<string>? warn)
     {
         ArgumentNullException.ThrowIfNull(certificate);
         if (PrivateKeyProblem(certificate) is { } problem)
@@ -112,7 +129,21 @@ public sealed record TlsSettings
             throw new ArgumentException($"The certificate {certificate.Subject} ({certificate.Thumbprint}) cannot serve TLS: {problem}.", nameof(certificate));
         }
 
-        return new TlsSettings(reimportKey ? WithKeySChannelCanRead(certificate) : certificate);
+        if (!needsContainer(certificate))
+        {
+            return new TlsSettings(certificate);
+        }
+
+        try
+        {
+            var imported = import(certificate.Export(X509ContentType.Pkcs12));
+            return new TlsSettings(imported, owned: imported);
+        }
+        catch (CryptographicException e)
+        {
+            warn?.Invoke($"The certificate {certificate.Subject} ({certificate.Thumbprint}) keeps its private key in memory only, which SChannel cannot use, and importing it into a key container failed ({e.Message}); it is used as given, and TLS handshakes may fail. Load it from a file or a store instead, or with the machine-key-set flag for a service without a user profile.");
+            return new TlsSettings(certificate);
+        }
     }
 
     /// <summary>
@@ -308,22 +339,25 @@ public sealed record TlsSettings
         certificate is null ? "" : $" (subject {certificate.Subject}, issuer {certificate.Issuer}, thumbprint {certificate.Thumbprint})";
 
     // What stock Akka.Remote 1.5.74 checks before it listens: a private key, and one this process can use.
-    // The certificate with its key re-imported from PKCS#12, so that the key has a container SChannel reads; as it is when
-    // its key cannot be exported, which is then kept where SChannel finds it (a key store, a hardware module).
-    private static X509Certificate2 WithKeySChannelCanRead(X509Certificate2 certificate)
+    // Whether the certificate's private key lives in memory only, with no container SChannel can open: a CNG key that is
+    // ephemeral. Keys from a store, a key file or a hardware module are persisted.
+    [System.Runtime.Versioning.SupportedOSPlatform("windows")]
+    private static bool KeyLivesInMemory(X509Certificate2 certificate)
     {
-        byte[] exported;
-        try
-        {
-            exported = certificate.Export(X509ContentType.Pkcs12);
-        }
-        catch (CryptographicException)
-        {
-            return certificate;
-        }
-
-        return new X509Certificate2(exported, (string?)null, X509KeyStorageFlags.DefaultKeySet);
+        using var rsa = certificate.GetRSAPrivateKey();
+        using var ecdsa = rsa is null ? certificate.GetECDsaPrivateKey() : null;
+        return rsa is RSACng { Key.IsEphemeral: true } || ecdsa is ECDsaCng { Key.IsEphemeral: true };
     }
+
+    // A key set SChannel reads, deleted when the certificate is disposed (no PersistKeySet): ReleaseOwned does that.
+    private static X509Certificate2 ImportPkcs12(byte[] pkcs12) =>
+        new(pkcs12, (string?)null, X509KeyStorageFlags.DefaultKeySet);
+
+    /// <summary>
+    /// Releases what these settings made themselves (a re-imported key, and its container on Windows): for their user
+    /// to call when it stops. The certificate given, or a source's, is its owner's, and stays.
+    /// </summary>
+    internal void ReleaseOwned() => _owned?.Dispose();
 
     private static string? PrivateKeyProblem(X509Certificate2 certificate)
     {

@@ -1,6 +1,7 @@
 using System.Net;
 using System.Net.Security;
 using System.Security.Authentication;
+using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
@@ -216,16 +217,44 @@ public sealed class TlsTests : IDisposable
         using var publicOnly = X509CertificateLoader.LoadCertificate(loaded.RawData);
         using var inMemory = publicOnly.CopyWithPrivateKey(key);
 
-        var tls = TlsSettings.FromCertificate(inMemory, reimportKey: true);
+        var tls = TlsSettings.FromCertificate(inMemory, needsContainer: _ => true, Import, warn: null);
 
         Assert.NotSame(inMemory, tls.Certificate);
         Assert.Equal(inMemory.Thumbprint, tls.Certificate!.Thumbprint);
         Assert.True(tls.Certificate.HasPrivateKey);
-        Assert.Same(inMemory, TlsSettings.FromCertificate(inMemory, reimportKey: false).Certificate);
-        await using var loopback = Loopback.Listen(ConnectionSettings.Default.WithTls(tls));
-        var (client, _) = await loopback.ConnectAsync(ConnectionSettings.Default.WithTls(TlsSettings.ForClient().WithSuppressValidation(true)));
-        Assert.True(client.TryWrite([1, 2, 3]));
+        Assert.Same(inMemory, TlsSettings.FromCertificate(inMemory, needsContainer: _ => false, _ => throw new InvalidOperationException("imported a key that needs no container"), warn: null).Certificate);
+        await using (var loopback = Loopback.Listen(ConnectionSettings.Default.WithTls(tls)))
+        {
+            var (client, _) = await loopback.ConnectAsync(ConnectionSettings.Default.WithTls(TlsSettings.ForClient().WithSuppressValidation(true)));
+            Assert.True(client.TryWrite([1, 2, 3]));
+        }
+
+        // What the settings imported is theirs to release (its key container, on Windows); the certificate given is not.
+        var imported = tls.Certificate;
+        tls.ReleaseOwned();
+        Assert.Equal(IntPtr.Zero, imported.Handle);
+        Assert.NotEqual(IntPtr.Zero, inMemory.Handle);
     }
+
+    [Fact]
+    public void An_import_that_fails_leaves_the_certificate_as_given_with_one_warning_naming_why()
+    {
+        // A service account with no loaded profile has no key set to import into: stock starts with the certificate as
+        // it is, and so does this, saying why handshakes may fail.
+        using var loaded = X509CertificateLoader.LoadPkcs12FromFile(_certificate.PfxPath, SelfSignedCertificate.Password);
+        var warnings = new List<string>();
+
+        var tls = TlsSettings.FromCertificate(loaded, needsContainer: _ => true, _ => throw new CryptographicException("The profile for the user is a temporary profile."), warnings.Add);
+
+        Assert.Same(loaded, tls.Certificate);
+        var warning = Assert.Single(warnings);
+        Assert.Contains("temporary profile", warning);
+        Assert.Contains(loaded.Thumbprint, warning);
+        tls.ReleaseOwned();
+        Assert.NotEqual(IntPtr.Zero, loaded.Handle);
+    }
+
+    private static X509Certificate2 Import(byte[] pkcs12) => X509CertificateLoader.LoadPkcs12(pkcs12, password: null);
 
     [Fact]
     public void Where_schannel_needs_it_a_pfx_file_is_loaded_without_an_ephemeral_key_whatever_the_flags_say()
