@@ -10,7 +10,9 @@
 # (at least 58 tests, about 40 s a run on a quiet 2-core machine). transport: TransportSuite's hostile-peer and letting-go tests, the
 # start/stop cycles and the SPI shutdown tests on both stacks, DotNetty's on both loop kinds (at least 36 tests, about
 # 90 s a run). spi: the SPI suite on both stacks, DotNetty's on both loop kinds (at least 68 tests, about 45 s a run).
-# flood: the connection floods under a lowered descriptor limit, one per stack and loop kind (3 tests, about 40 s a run). For load, start a busy process per core first (`yes >/dev/null &` twice, or tools/fuzz.sh runs). Build
+# flood: the connection floods, each a node process of its own: 400 held under a lowered descriptor limit and two
+# systems in one process, per stack, and strangers that reopen every connection, plain and TLS, per stack and loop kind
+# (11 tests, about 100 s a run). For load, start a busy process per core first (`yes >/dev/null &` twice, or tools/fuzz.sh runs). Build
 # first: ./build.sh test, or dotnet build tests/FlushBatching.Akka.Tests -c Release. OUT/summary has a line per run. It
 # exits non-zero when any run failed, or ran fewer tests than the set has (a filter that no longer matches a renamed
 # test would otherwise loop nothing and pass).
@@ -33,7 +35,7 @@ case $set_name in
   spi) names=(TransportSpiTests)
     least=68 ;;
   flood) names=(ConnectionFloodTests)
-    least=3 ;;
+    least=11 ;;
   *) echo "error: the set is stack, transport, spi or flood, not '$set_name'" >&2; exit 2 ;;
 esac
 filter=$(printf 'FullyQualifiedName~%s|' "${names[@]}"); filter=${filter%|}

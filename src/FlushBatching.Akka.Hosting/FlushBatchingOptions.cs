@@ -8,14 +8,14 @@ using FlushBatching.Tcp;
 namespace FlushBatching.Akka.Hosting;
 
 /// <summary>
-/// The FlushBatching transport's options for <see cref="AkkaFlushBatchingHostingExtensions.WithFlushBatching(global::Akka.Hosting.AkkaConfigurationBuilder, FlushBatchingOptions?)"/>,
+/// The FlushBatching transport's options for <see cref="AkkaFlushBatchingHostingExtensions.WithFlushBatching(global::Akka.Hosting.AkkaConfigurationBuilder, FlushBatchingOptions)"/>,
 /// shaped like Akka.Remote.Hosting's <c>RemoteOptions</c>: a property left <c>null</c> writes nothing, so the value
 /// comes from the rest of the configuration or the transport's default.
 /// </summary>
 /// <remarks>
 /// Each property is a key of <c>akka.remote.dot-netty.tcp</c>, named in its summary; docs/configuration.md says
-/// what each does and how to tune it. Binds from an <c>IConfiguration</c> section (appsettings.json) with
-/// <c>section.Get&lt;FlushBatchingOptions&gt;()</c>: sizes as numbers of bytes, <see cref="FlushInterval"/> as a
+/// what each does and how to tune it. Binds from an <c>IConfiguration</c> section (appsettings.json), passed to
+/// <c>WithFlushBatching(section)</c>: sizes as numbers of bytes, <see cref="FlushInterval"/> as a
 /// <see cref="TimeSpan"/> such as <c>"00:00:00.040"</c>, enums by name. Host, port and TLS stay with
 /// <c>WithRemoting</c>, which writes the same section.
 /// </remarks>

@@ -53,24 +53,28 @@ public sealed class HostedClusterTests
         Assert.Null(stock.TransportLine);
     }
 
-    // An operator's switch, and switch back, with no code change: the options bound from appsettings.json, as the
-    // FlushBatchingOptions docs show; the node joins a FlushBatching peer either way.
+    // An operator's switch, and switch back, with no code change: the options bound from appsettings.json's section,
+    // as the FlushBatchingOptions docs show; the node joins a FlushBatching peer either way. A section deleted to roll
+    // back leaves the node on stock, never switches it over.
     [Theory]
     [InlineData("true", true)]
     [InlineData("false", false)]
-    public async Task A_node_is_switched_over_and_back_by_its_configuration_alone(string enabled, bool onFlushBatching)
+    [InlineData(null, false)]
+    public async Task A_node_is_switched_over_and_back_by_its_configuration_alone(string? enabled, bool onFlushBatching)
     {
-        var configuration = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
-        {
-            ["FlushBatching:Enabled"] = enabled,
-            ["FlushBatching:MaxPendingWrites"] = "64",
-        }).Build();
+        var configuration = new ConfigurationBuilder().AddInMemoryCollection(enabled is null
+            ? new Dictionary<string, string?> { ["Elsewhere:Key"] = "value" }
+            : new Dictionary<string, string?>
+            {
+                ["FlushBatching:Enabled"] = enabled,
+                ["FlushBatching:MaxPendingWrites"] = "64",
+            }).Build();
         int first = RawPeer.ClosedEndPoint().Port, second = RawPeer.ClosedEndPoint().Port;
         var cluster = new ClusterOptions { SeedNodes = [Seed(first)] };
         await using var node = await HostedNode.StartAsync(b => b
             .WithRemoting("127.0.0.1", first)
             .WithClustering(cluster)
-            .WithFlushBatching(configuration.GetSection("FlushBatching").Get<FlushBatchingOptions>()));
+            .WithFlushBatching(configuration.GetSection("FlushBatching")));
         await using var peer = await HostedNode.StartAsync(b => b.WithRemoting("127.0.0.1", second).WithClustering(cluster).WithFlushBatching());
 
         await node.WaitForUpAsync(2);

@@ -25,6 +25,18 @@ public sealed class StartupErrorTests
     }
 
     [Fact]
+    public async Task Options_bound_from_a_missing_section_stop_the_host_saying_to_pass_the_section_never_switch_the_node_on()
+    {
+        // Get<FlushBatchingOptions>() of a deleted section is null: taken as the defaults, it switched the node over.
+        var port = RawPeer.ClosedEndPoint().Port;
+        var node = HostedNode.Create(b => b.WithRemoting("127.0.0.1", port).WithFlushBatching((FlushBatchingOptions)null!));
+
+        var error = await Assert.ThrowsAsync<ArgumentNullException>(() => node.Host.StartAsync());
+
+        Assert.Contains("GetSection(\"FlushBatching\")", error.Message);
+    }
+
+    [Fact]
     public async Task A_bad_value_in_hocon_under_Akka_Hosting_is_the_first_error_line_Akka_logs()
     {
         var port = RawPeer.ClosedEndPoint().Port;
