@@ -50,8 +50,17 @@ internal sealed record BatchingTransportSettings
     public static BatchingTransportSettings Create(ActorSystem system, Config section)
     {
         var sslSetup = system.Settings.Setup.Get<DotNettySslSetup>();
-        var settings = Create(section, sslSetup.HasValue ? sslSetup.Value : null, Logging.GetLogger(system, typeof(BatchingTransportSettings)));
+        var log = Logging.GetLogger(system, typeof(BatchingTransportSettings));
+        var settings = Create(section, sslSetup.HasValue ? sslSetup.Value : null, log);
         var flushWait = system.Settings.Config.GetTimeSpan(SettingKeys.CloseTimeout, ConnectionSettings.DefaultCloseTimeout, allowInfinite: false);
+        if (flushWait > ConnectionSettings.CloseTimeoutLimit)
+        {
+            // Stock starts with any duration here; a close past the hour is corrected to it, as other values stock starts with are.
+            log.Warning("FlushBatching transport: '{0} = {1}' is taken as {2}: a close waits for its peer to read at most that long",
+                SettingKeys.CloseTimeout, SettingText.FormatDuration(flushWait), SettingText.FormatDuration(ConnectionSettings.CloseTimeoutLimit));
+            flushWait = ConnectionSettings.CloseTimeoutLimit;
+        }
+
         return settings with { Connection = settings.Connection.WithCloseTimeout(flushWait) };
     }
 

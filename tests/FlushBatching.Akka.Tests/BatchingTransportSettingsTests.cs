@@ -157,6 +157,7 @@ public sealed class BatchingTransportSettingsTests
     [InlineData("", 2000)] // Akka.Remote's own default
     [InlineData("akka.remote.flush-wait-on-shutdown = 750ms", 750)]
     [InlineData("akka.remote.flush-wait-on-shutdown = 0s", 0)] // stock's own close: nothing waited for
+    [InlineData("akka.remote.flush-wait-on-shutdown = 2h", 3_600_000)] // stock starts with it: corrected, with a WARNING
     public void Every_close_is_bounded_by_the_system_s_flush_wait_on_shutdown(string hocon, int milliseconds)
     {
         using var system = ActorSystem.Create("flush-wait", ConfigurationFactory.ParseString(hocon));

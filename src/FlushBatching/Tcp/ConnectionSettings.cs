@@ -232,13 +232,16 @@ public sealed record ConnectionSettings
             : throw new InvalidSettingException(SettingKeys.ConnectTimeout, SettingText.FormatDuration(timeout), "a duration above 0 and at most 1h"),
     };
 
+    /// <summary>The longest <see cref="CloseTimeout"/>: an hour.</summary>
+    internal static readonly TimeSpan CloseTimeoutLimit = TimeSpan.FromHours(1);
+
     /// <summary>
     /// Returns a copy with <see cref="CloseTimeout"/> set (0 to 1 hour): 0 aborts every close at once, dropping what is
     /// unsent, as stock closes.
     /// </summary>
     public ConnectionSettings WithCloseTimeout(TimeSpan timeout) => this with
     {
-        CloseTimeout = timeout >= TimeSpan.Zero && timeout <= TimeSpan.FromHours(1)
+        CloseTimeout = timeout >= TimeSpan.Zero && timeout <= CloseTimeoutLimit
             ? timeout
             : throw new InvalidSettingException(SettingKeys.CloseTimeout, SettingText.FormatDuration(timeout), "a duration from 0 to 1h"),
     };
