@@ -2,7 +2,7 @@
 # Loops the shutdown and hostile-peer tests, as issue 43 asks, to find races a single run hides: each run is a fresh
 # `dotnet test` of the Akka suite's built binaries, never retried; failures are kept with their whole output.
 #
-#   tools/loop.sh stack|transport|spi|flood RUNS [OUT]     OUT: artifacts/loop/SET by default (inside the repository:
+#   tools/loop.sh stack|transport|spi|flood|sustained RUNS [OUT]     OUT: artifacts/loop/SET by default (inside the repository:
 #   the flood's node is found from there)
 #
 # stack: ConnectionStackSuite's hostile-peer, letting-go and close-race tests on the sockets stack and the DotNetty
@@ -12,13 +12,14 @@
 # 90 s a run). spi: the SPI suite on both stacks, DotNetty's on both loop kinds (at least 68 tests, about 45 s a run).
 # flood: the connection floods, each a node process of its own: 400 held under a lowered descriptor limit and two
 # systems in one process, per stack, and strangers that reopen every connection, plain and TLS, per stack and loop kind
-# (11 tests, about 100 s a run). For load, start a busy process per core first (`yes >/dev/null &` twice, or tools/fuzz.sh runs). Build
+# (11 tests, about 100 s a run). sustained: of those, the strangers that reopen and the two systems in one process
+# (8 tests, about 60 s a run). For load, start a busy process per core first (`yes >/dev/null &` twice, or tools/fuzz.sh runs). Build
 # first: ./build.sh test, or dotnet build tests/FlushBatching.Akka.Tests -c Release. OUT/summary has a line per run. It
 # exits non-zero when any run failed, or ran fewer tests than the set has (a filter that no longer matches a renamed
 # test would otherwise loop nothing and pass).
 set -euo pipefail
-set_name=${1:?usage: tools/loop.sh stack|transport|spi|flood RUNS [OUT]}
-runs=${2:?usage: tools/loop.sh stack|transport|spi|flood RUNS [OUT]}
+set_name=${1:?usage: tools/loop.sh stack|transport|spi|flood|sustained RUNS [OUT]}
+runs=${2:?usage: tools/loop.sh stack|transport|spi|flood|sustained RUNS [OUT]}
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${3:-$root/artifacts/loop/$set_name}
 case $set_name in
@@ -36,7 +37,9 @@ case $set_name in
     least=68 ;;
   flood) names=(ConnectionFloodTests)
     least=11 ;;
-  *) echo "error: the set is stack, transport, spi or flood, not '$set_name'" >&2; exit 2 ;;
+  sustained) names=(Strangers_that_reopen_every_connection_closed Two_systems_in_one_process)
+    least=8 ;;
+  *) echo "error: the set is stack, transport, spi, flood or sustained, not '$set_name'" >&2; exit 2 ;;
 esac
 filter=$(printf 'FullyQualifiedName~%s|' "${names[@]}"); filter=${filter%|}
 bin=$root/tests/FlushBatching.Akka.Tests/bin/Release/net10.0
