@@ -29,6 +29,11 @@ internal sealed class StockCertificateSource
 
     private static readonly Type? SourceType = typeof(ActorSystem).Assembly.GetType(SourceTypeName);
 
+    private static readonly MethodInfo? SslSettingsFromSource = SourceType is null
+        ? null
+        : typeof(DotNettySslSetup).Assembly.GetType("Akka.Remote.Transport.DotNetty.SslSettings")?
+            .GetMethod("FromSource", BindingFlags.Static | BindingFlags.Public, [SourceType, typeof(bool), typeof(bool), typeof(bool), typeof(CertificateValidationCallback)]);
+
     private readonly Func<ILoggingAdapter, X509Certificate2?> _current;
     private readonly Func<ILoggingAdapter, Task>? _validate;
     private readonly ILoggingAdapter _log;
@@ -44,11 +49,6 @@ internal sealed class StockCertificateSource
 
     /// <summary>Whether the running Akka.NET has certificate sources (1.5.75 and later).</summary>
     public static bool Available => SourceType is not null && SslSettingsFromSource is not null;
-
-    private static MethodInfo? SslSettingsFromSource => SourceType is null
-        ? null
-        : typeof(DotNettySslSetup).Assembly.GetType("Akka.Remote.Transport.DotNetty.SslSettings")?
-            .GetMethod("FromSource", BindingFlags.Static | BindingFlags.Public, [SourceType, typeof(bool), typeof(bool), typeof(bool), typeof(CertificateValidationCallback)]);
 
     /// <summary>A source over a folder of PKCS#12 or PEM files, each read with <paramref name="password"/> and <paramref name="flags"/>.</summary>
     public static StockCertificateSource FromFolder(string path, string? password, X509KeyStorageFlags flags, bool requireMutualAuthentication, ILoggingAdapter log) =>
