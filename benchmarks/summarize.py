@@ -268,6 +268,21 @@ def latency():
     print()
 
 
+def starved_pool():
+    """benchmarks/starved-pool.sh: the round trip at one message in flight, with the server's pool as it is and starved."""
+    print("### A starved thread pool: one message in flight, two processes\n")
+    print(f"{len(runs('starved-off'))} runs each, medians; × stock is the median of each run's own ratio.\n")
+    print("| server's thread pool | transport | round trip p50 µs | p99 µs | p50 × stock |")
+    print("|---|---|---:|---:|---:|")
+    for mode, name in (("off", "as it is"), ("on", "starved")):
+        by = grouped((r for d in runs(f"starved-{mode}") for r in d["Latency"]), lambda r: r["Transport"])
+        stock = by["stock"]
+        for t, rs in by.items():
+            print(f'| {name} | {t} | {st.median(r["P50Us"] for r in rs):,.0f} | {st.median(r["P99Us"] for r in rs):,.0f} | '
+                  f'{st.median(a["P50Us"] / b["P50Us"] for a, b in zip(rs, stock)):.2f}× |')
+    print()
+
+
 def transport():
     data = runs("transport")
     print("### TransportPingPong: the core alone, 100-byte payload, 50 in flight per pair\n")
@@ -332,6 +347,8 @@ if ran("latency"):
     latency()
 if ran("transport"):
     transport()
+if ran("starved-off"):
+    starved_pool()
 if ran("open-loop-100"):
     open_loop()
 if ran("cores-1"):
