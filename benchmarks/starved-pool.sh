@@ -3,7 +3,8 @@
 # pool held at STARVE threads each kept busy by a work item that sleeps 20 ms and queues itself again (as blocking
 # calls in a user's actors keep it), beside the same server with its pool as it is. Round trips at one message in
 # flight (p50/p99) and msgs/s, for the sockets stack, the DotNetty stack on both event-loop kinds, and stock, each
-# round interleaved. Writes OUT/starved-{on,off}/run-N.{txt,json}.
+# round interleaved. Writes OUT/starved-{on,off}/run-N.{txt,json} and OUT/summary.md, the table docs/choosing-a-transport.md
+# shows (stored in benchmarks/results/starved-pool).
 #
 #   benchmarks/starved-pool.sh OUT        REPEAT (3), STARVE (8)
 set -euo pipefail
@@ -22,3 +23,5 @@ for run in $(seq 1 "$repeat"); do
     stop_server
   done
 done
+python3 benchmarks/summarize.py "$out" >"$out/summary.md"
+cat "$out/summary.md"
