@@ -267,7 +267,7 @@ public abstract class FlushBatchingTransport : Transport
         }
         catch (TimeoutException) when (!task.IsCompleted)
         {
-            _ = task.ContinueWith(static t => _ = t.Exception, CancellationToken.None, TaskContinuationOptions.OnlyOnFaulted, TaskScheduler.Default);
+            ObservedTasks.Observe(task);
             return false;
         }
         catch (Exception e)

@@ -39,7 +39,16 @@ internal sealed class BurstEndCheck(FlushPolicy policy, Action onBurstEnd)
         _lookedAgain = lookedAgain;
         _executor = executor;
         _writesWhenQueued = _writes;
-        executor.Execute(RunTask, this);
+        try
+        {
+            executor.Execute(RunTask, this);
+        }
+        catch (RejectedExecutionException)
+        {
+            // An executor that refuses tasks as it terminates runs nothing after this one: the burst ends here.
+            _queued = false;
+            onBurstEnd();
+        }
     }
 
     private void Run()

@@ -14,13 +14,20 @@ internal sealed class IntervalTimer(TimeProvider timeProvider, Action onDue)
     private static readonly Action<object> RunTask = static state => ((IntervalTimer)state).Run();
     private static readonly TimerCallback OnFired = static state =>
     {
-        // An event loop shutting down after the timer was armed has closed its channels: nothing is left to flush, and a
-        // task that reaches it as it terminates is never run (DotNetty 0.7.6's loops queue every task, and refuse none),
-        // which loses nothing here.
+        // An event loop shutting down after the timer was armed has closed its channels: nothing is left to flush. A task
+        // that reaches it as it terminates is never run (DotNetty 0.7.6's loops queue every task), or is refused (other
+        // executors throw RejectedExecutionException then, here on a timer's thread, where it would end the process):
+        // either loses nothing here.
         var timer = (IntervalTimer)state!;
         if (timer._executor is { IsShuttingDown: false } executor)
         {
-            executor.Execute(RunTask, timer);
+            try
+            {
+                executor.Execute(RunTask, timer);
+            }
+            catch (RejectedExecutionException)
+            {
+            }
         }
     };
 

@@ -1,8 +1,9 @@
-namespace FlushBatching.Akka;
+namespace FlushBatching;
 
 /// <summary>
-/// Tasks the DotNetty stack starts and does not wait for (a channel's close, a write's completion) are observed here:
-/// a failure there changes nothing (the channel ends either way) and must not surface as an unobserved task exception.
+/// Tasks started and not waited for (a channel's close, a write's completion, a step past its bound, a set-up nobody
+/// awaits any more) are observed here, on every stack: a failure there changes nothing (the connection ends either
+/// way, or was given up) and must not surface as an unobserved task exception.
 /// </summary>
 internal static class ObservedTasks
 {

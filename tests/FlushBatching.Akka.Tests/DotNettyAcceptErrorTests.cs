@@ -31,7 +31,7 @@ public sealed class DotNettyAcceptErrorTests
         var (server, group, accepted, rejections) = await Listen(eventLoop, Accept);
         try
         {
-            using var peer = await RawPeer.ConnectAsync(DotNettyConnection.Unmapped(server.LocalAddress));
+            using var peer = await RawPeer.ConnectAsync(PeerEndPoints.Of(server.LocalAddress));
 
             // Within the first pause: one attempt, one report naming the reason.
             await Task.Delay(TimeSpan.FromMilliseconds(500));
@@ -81,7 +81,7 @@ public sealed class DotNettyAcceptErrorTests
         var (server, group, accepted, rejections) = await Listen(eventLoop, Accept);
         try
         {
-            using var peer = await RawPeer.ConnectAsync(DotNettyConnection.Unmapped(server.LocalAddress));
+            using var peer = await RawPeer.ConnectAsync(PeerEndPoints.Of(server.LocalAddress));
             var child = await Poll.Within(accepted.Task);
             await child.CloseAsync();
             lock (rejections)
@@ -176,7 +176,7 @@ public sealed class DotNettyAcceptErrorTests
         {
             for (var i = 0; i < 10; i++)
             {
-                peers.Add(await RawPeer.ConnectAsync(DotNettyConnection.Unmapped(server.LocalAddress)));
+                peers.Add(await RawPeer.ConnectAsync(PeerEndPoints.Of(server.LocalAddress)));
                 await peers[^1].SendAsync(new byte[1]);
             }
 

@@ -7,6 +7,7 @@ using ByteOrder = FlushBatching.Framing.ByteOrder;
 using DotNetty.Transport.Channels.Embedded;
 using FlushBatching.Akka;
 using FlushBatching.Diagnostics;
+using FlushBatching.DotNetty;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
 using Google.Protobuf;
@@ -136,7 +137,7 @@ public static class FuzzTargets
         var (expected, bad) = Reference(input.AsMemory(2), framing);
         using var metrics = new FlushBatchingMetrics();
         var errors = new ErrorRecorder();
-        var channel = new EmbeddedChannel(new DotNettyPayloadDecoder(framing, metrics), errors);
+        var channel = new EmbeddedChannel(new PayloadFrameDecoder(framing, metrics), errors);
         foreach (var read in Segmented(input.AsMemory(2), input[1]))
         {
             channel.WriteInbound(Unpooled.WrappedBuffer(read.ToArray()));
@@ -144,9 +145,9 @@ public static class FuzzTargets
 
         channel.CloseAsync().GetAwaiter().GetResult();
         var payloads = new List<byte[]>();
-        while (channel.ReadInbound<ByteString>() is { } payload)
+        while (channel.ReadInbound<byte[]>() is { } payload)
         {
-            payloads.Add(payload.ToByteArray());
+            payloads.Add(payload);
         }
 
         Require(SameFrames(payloads, expected), $"the decoder passed on {payloads.Count} payloads, the reference finds {expected.Count}, or their bytes differ");

@@ -77,19 +77,9 @@ internal sealed class DotNettyConnector
             _ = made.Task.ContinueWith(static made => made.Result.Abort(), CancellationToken.None,
                 TaskContinuationOptions.OnlyOnRanToCompletion, TaskScheduler.Default);
             // What ends after the bound is this method's alone: a late success is closed, a late failure observed.
-            _ = connecting.ContinueWith(
-                static late =>
-                {
-                    if (late.IsCompletedSuccessfully)
-                    {
-                        late.Result.Abort();
-                    }
-                    else
-                    {
-                        _ = late.Exception;
-                    }
-                },
-                CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+            ObservedTasks.Observe(connecting);
+            _ = connecting.ContinueWith(static late => late.Result.Abort(), CancellationToken.None,
+                TaskContinuationOptions.OnlyOnRanToCompletion | TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
             throw SetupTimeouts.Connecting(endpoint, settings.ConnectTimeout, e);
         }
         catch (Exception e) when (Refusal(e) is { } refused)

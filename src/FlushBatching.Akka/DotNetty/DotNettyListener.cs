@@ -16,7 +16,7 @@ namespace FlushBatching.Akka;
 /// <remarks>
 /// What a connection that was never set up is reported as, to the transport's rejections: a
 /// <see cref="TimeoutException"/> (<see cref="SetupTimeouts.Handshake"/>) when its handshake did not end within
-/// <c>connection-timeout</c>, or an <see cref="IOException"/> ("dropped while setting up") whose inner exception is the
+/// <c>connection-timeout</c>, or an <see cref="IOException"/> (<see cref="SetupTimeouts.Dropped"/>) whose inner exception is the
 /// cause: DotNetty's <c>NotSslRecordException</c> (bytes that are not TLS), an
 /// <see cref="System.Security.Authentication.AuthenticationException"/> (a handshake that failed, under an
 /// <see cref="AggregateException"/>), or an <see cref="IOException"/> (the peer closed before the set-up ended).
@@ -60,7 +60,8 @@ internal sealed class DotNettyListener
                     var watch = new FirstByteWatch();
                     var connection = DotNettyPipeline.Build(channel, _settings, targetHost: null);
                     channel.Pipeline.AddFirst("first-byte", watch);
-                    _ = AnnounceWhenReadyAsync(connection, watch.Heard, PausingServerSocketChannel.SilentEntryOf(channel), slots?.Silent, _settings.ConnectTimeout, onInbound, onRejected);
+                    var name = SetupTimeouts.Inbound(channel.RemoteAddress, channel.LocalAddress);
+                    _ = AnnounceWhenReadyAsync(connection, name, watch.Heard, PausingServerSocketChannel.SilentEntryOf(channel), slots?.Silent, _settings.ConnectTimeout, onInbound, onRejected);
                 }
             }));
         DotNettyPipeline.ApplyChannelOptions(_settings, (option, value) => bootstrap.ChildOption(option, value), (option, value) => bootstrap.ChildOption(option, value));
@@ -80,7 +81,7 @@ internal sealed class DotNettyListener
             throw;
         }
 
-        return DotNettyConnection.Unmapped(_server.LocalAddress);
+        return PeerEndPoints.Of(_server.LocalAddress);
     }
 
     /// <summary>
@@ -104,7 +105,7 @@ internal sealed class DotNettyListener
     // its first byte it counts among the silent (from its accept, by the server channel), which may close it to make room
     // for a newer one, and say so.
     private static async Task AnnounceWhenReadyAsync(
-        DotNettyConnection connection, Task heard, SilentInbound.Entry? waiting, SilentInbound? silent, TimeSpan bound,
+        DotNettyConnection connection, string name, Task heard, SilentInbound.Entry? waiting, SilentInbound? silent, TimeSpan bound,
         Action<ITransportConnection> onInbound, Action<Exception> onRejected)
     {
         if (waiting is not null)
@@ -122,9 +123,7 @@ internal sealed class DotNettyListener
             connection.Abort();
             if (waiting is not { ClosedAsSilent: true })
             {
-                onRejected(e is TimeoutException
-                    ? SetupTimeouts.Handshake(connection.ToString(), bound, e)
-                    : new IOException($"The connection {connection} was dropped while setting up: {e.Message}", e));
+                onRejected(e is TimeoutException ? SetupTimeouts.Handshake(name, bound, e) : SetupTimeouts.Dropped(name, e));
             }
         }
     }

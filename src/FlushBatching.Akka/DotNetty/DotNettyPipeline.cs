@@ -10,8 +10,9 @@ namespace FlushBatching.Akka;
 
 /// <summary>
 /// The one place a DotNetty channel is made into a connection: its options (the core's <see cref="SocketOptions"/> and
-/// DotNetty's own), and its pipeline, <c>[tls] → payload decoder → BatchingWriterHandler (which writes the length
-/// prefixes) → connection</c>, with the handshake mapped from the core's <see cref="TlsHandshake"/>.
+/// DotNetty's own), and its pipeline, FlushBatching.DotNetty's public parts as a user would put them together:
+/// <c>[tls] → PayloadFrameDecoder → BatchingWriterHandler (which writes the length prefixes) → QueuedChannelWriter →
+/// the read gate</c>, with the handshake mapped from the core's <see cref="TlsHandshake"/>.
 /// </summary>
 internal static class DotNettyPipeline
 {
@@ -26,14 +27,15 @@ internal static class DotNettyPipeline
             pipeline.AddLast("tls", targetHost is null ? ServerTls(configured, channel, judge!) : ClientTls(configured, channel, judge!, targetHost));
         }
 
-        pipeline.AddLast("payload-decoder", new DotNettyPayloadDecoder(settings.Framing, settings.Metrics));
-        // The connection's hand-off flushes once after the payloads it drains: that flush ends the burst.
+        pipeline.AddLast("payload-decoder", new PayloadFrameDecoder(settings.Framing, settings.Metrics));
+        // The writer's drain flushes once after the payloads it takes: that flush ends the burst.
         pipeline.AddLast("batching", new BatchingWriterHandler(
             settings.Batching, BatchingWriterHandler.DefaultCombineBufferSize, settings.TimeProvider, settings.Metrics, settings.Framing)
         {
             ExplicitFlushEndsBurst = true,
         });
-        pipeline.AddLast("connection", connection.Tail);
+        pipeline.AddLast("writer", connection.Writer);
+        pipeline.AddLast("connection", connection.Gate);
         return connection;
     }
 
@@ -54,10 +56,9 @@ internal static class DotNettyPipeline
             setNumber(ChannelOption.SoRcvbuf, receive);
         }
 
-        setFlag(ChannelOption.AutoRead, false); // reads start once Akka has registered a read handler
-        // Both at most ConnectionSettings.MaxWriteBufferWaterMark (int.MaxValue): checked when the settings were made.
-        setNumber(ChannelOption.WriteBufferHighWaterMark, checked((int)settings.WriteBufferHighWaterMark));
-        setNumber(ChannelOption.WriteBufferLowWaterMark, checked((int)settings.WriteBufferLowWaterMark));
+        // Reads start once Akka has registered a read handler. The water marks are the QueuedChannelWriter's, set as it
+        // joins the pipeline.
+        setFlag(ChannelOption.AutoRead, false);
     }
 
     // The handshake as the core's sockets do it: the core's TlsHandshake options, mapped to DotNetty's TLS handler.
@@ -81,5 +82,5 @@ internal static class DotNettyPipeline
 
     private static bool ChecksRevocation(X509RevocationMode mode) => mode != X509RevocationMode.NoCheck;
 
-    private static string Peer(IChannel channel) => channel.RemoteAddress?.ToString() ?? "the peer";
+    private static string Peer(IChannel channel) => PeerEndPoints.Describe(channel.RemoteAddress);
 }

@@ -15,7 +15,7 @@ internal sealed class FirstByteWatch : ChannelHandlerAdapter
 
     public FirstByteWatch() =>
         // A channel that closes before it speaks faults Heard, which nobody may be awaiting any more.
-        _heard.Task.ContinueWith(static heard => _ = heard.Exception, CancellationToken.None, TaskContinuationOptions.OnlyOnFaulted | TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        ObservedTasks.Observe(_heard.Task);
 
     /// <summary>Completes when the peer's first bytes arrive; fails if the channel closes before.</summary>
     public Task Heard => _heard.Task;

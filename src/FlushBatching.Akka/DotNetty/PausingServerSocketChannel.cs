@@ -9,7 +9,7 @@ namespace FlushBatching.Akka;
 
 /// <summary>
 /// DotNetty's server channel, except that a round of accepting that took no connection pauses accepting for
-/// <see cref="FramedListener.AcceptErrorPause"/> (a second, as Netty and the core's listener pause) before the next one,
+/// <see cref="AcceptPause.Duration"/> (a second, as Netty and the core's listener pause) before the next one,
 /// and that with <see cref="ConnectionSettings.MaxInboundConnections"/> accepted channels open it accepts no more
 /// until one closes, as the core's listener does.
 /// DotNetty 0.7.6's <see cref="TcpServerSocketChannel"/> catches a failed accept (out of file descriptors, say), logs it
@@ -71,7 +71,7 @@ internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
 
         _tookNothing = false;
         var error = _accepting?.SocketError ?? SocketError.SocketError;
-        if (error is SocketError.ConnectionReset or SocketError.ConnectionAborted)
+        if (AcceptPause.IsPeerGone(error))
         {
             // A peer that reset its connection before it was taken: nothing is wrong here, and the next accept starts
             // at once, with the slot this one held, as the core's listener skips a reset.
@@ -79,7 +79,7 @@ internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
             return;
         }
 
-        Pause($"({new SocketException((int)error).Message})");
+        Pause($"{error} ({new SocketException((int)error).Message})");
     }
 
     protected override void DoClose()
@@ -111,9 +111,8 @@ internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
             _slots!.Release();
         }
 
-        _onPause(new IOException(
-            $"Accepting on {LocalAddress} failed {why}; accepting again in {SettingText.FormatDuration(FramedListener.AcceptErrorPause)}."));
-        EventLoop.Schedule(static state => ((PausingServerSocketChannel)state).Resume(), this, FramedListener.AcceptErrorPause);
+        _onPause(AcceptPause.Report(LocalAddress, why));
+        EventLoop.Schedule(static state => ((PausingServerSocketChannel)state).Resume(), this, AcceptPause.Duration);
     }
 
     // One accept, as DotNetty's channel starts it, except that one that throws before it starts pauses as a failed one
@@ -135,7 +134,7 @@ internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
         }
         catch (SocketException e)
         {
-            Pause($"before it started ({e.Message})");
+            Pause($"{e.SocketErrorCode} before it started ({e.Message})");
         }
         catch (Exception e)
         {
@@ -215,7 +214,7 @@ internal sealed class PausingServerSocketChannel : TcpServerSocketChannel
         else if (!_slots.TryTake())
         {
             child.Unsafe.CloseForcibly();
-            _onPause(new IOException($"The connection from {child.RemoteAddress} to {LocalAddress} was closed as it was accepted: one round of accepting took more than {SettingKeys.MaxInboundConnections} allows."));
+            _onPause(new IOException($"The connection {SetupTimeouts.Inbound(child.RemoteAddress, LocalAddress)} was closed as it was accepted: one round of accepting took more than {SettingKeys.MaxInboundConnections} allows."));
             return false;
         }
 

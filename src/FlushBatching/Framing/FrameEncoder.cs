@@ -16,6 +16,9 @@ internal static class FrameEncoder
         }
     }
 
+    /// <summary>The bytes a payload of <paramref name="payloadLength"/> bytes takes on the wire: its length prefix and itself.</summary>
+    public static int FrameLength(int payloadLength) => FramingSettings.HeaderLength + payloadLength;
+
     /// <summary>Writes the 4-byte length prefix for a payload of <paramref name="payloadLength"/> bytes.</summary>
     public static void WriteHeader(Span<byte> destination, int payloadLength, ByteOrder byteOrder)
     {

@@ -24,6 +24,9 @@ internal sealed class FrameReceiver
     private readonly Pipe _input;
     private Action? _heard;
 
+    // Set by Cancel: frames are no longer delivered, even those already in the buffer being read.
+    private volatile bool _stopped;
+
     /// <param name="io">What receives from the peer.</param>
     /// <param name="settings">The connection's settings.</param>
     /// <param name="heard">Called once, when the first bytes arrive, before any handler may read them.</param>
@@ -53,6 +56,7 @@ internal sealed class FrameReceiver
     /// </summary>
     public void Cancel()
     {
+        _stopped = true;
         _input.Reader.CancelPendingRead();
         _input.Writer.CancelPendingFlush();
     }
@@ -129,14 +133,14 @@ internal sealed class FrameReceiver
                 long bytes = 0;
                 try
                 {
-                    while (!connection.HasEnded && FrameDecoder.TryReadFrame(ref buffer, framing, out var payload))
+                    while (!_stopped && FrameDecoder.TryReadFrame(ref buffer, framing, out var payload))
                     {
                         frames++;
                         bytes += payload.Length;
                         handler.OnFrame(connection, payload);
                     }
 
-                    if (result.IsCanceled || connection.HasEnded)
+                    if (result.IsCanceled || _stopped)
                     {
                         break;
                     }

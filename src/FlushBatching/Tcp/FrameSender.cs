@@ -18,7 +18,8 @@ internal sealed class FrameSender
     private readonly List<ArraySegment<byte>> _batch = [];
     private readonly List<ArraySegment<byte>> _sendList = [];
 
-    // When the oldest frame of the batch was written (its take's first frame): the send's queue delay.
+    // When the oldest frame of the batch was written (the first frame of the take that began it): the send's queue
+    // delay. The policy keeps its own start, when this loop took that frame, for the flush interval.
     private long _batchSince;
 
     public FrameSender(ConnectionIo io, FrameWriteQueue queue, ConnectionSettings settings)
@@ -58,7 +59,7 @@ internal sealed class FrameSender
         {
             while (true)
             {
-                var next = _queue.Take(_policy.HasPending, _signal, out var frames);
+                var next = _queue.Take(_policy.HasPending, _signal, out var frames, out var since);
                 if (next == FrameWriteQueue.Next.Stop)
                 {
                     break;
@@ -77,7 +78,7 @@ internal sealed class FrameSender
                 }
                 else
                 {
-                    await GatherAsync(frames).ConfigureAwait(false);
+                    await GatherAsync(frames, since).ConfigureAwait(false);
                 }
             }
         }
@@ -88,7 +89,7 @@ internal sealed class FrameSender
     }
 
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
-    private async ValueTask GatherAsync(List<ArraySegment<byte>> frames)
+    private async ValueTask GatherAsync(List<ArraySegment<byte>> frames, long since)
     {
         for (var i = 0; i < frames.Count; i++)
         {
@@ -96,9 +97,9 @@ internal sealed class FrameSender
 
             // Cleared as it moves to the batch, so that a chunk is never counted twice when buffers are returned.
             frames[i] = default;
-            if (_batch.Count == 0)
+            if (!_policy.HasPending)
             {
-                _batchSince = _queue.TakenSince;
+                _batchSince = since;
             }
 
             _batch.Add(frame);
@@ -115,7 +116,7 @@ internal sealed class FrameSender
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
     private async ValueTask FlushAsync(FlushReason reason)
     {
-        var frames = _batch.Count;
+        var frames = _policy.PendingWrites;
         var bytes = _policy.PendingBytes;
 
         // Counted before the send, so that a peer that has read every frame also sees final counters.

@@ -1,25 +1,21 @@
-using System.Buffers;
 using FlushBatching.Framing;
 
 namespace FlushBatching.Tcp;
 
 /// <summary>
-/// A connection's outbound frames between the writers and the send loop: frames in pooled chunks, who owns each
-/// chunk, the back-pressure marks, and whether the send loop is parked. Any thread writes; one send loop takes.
+/// A connection's outbound frames between the writers and the send loop: the frames queued, the back-pressure marks,
+/// and whether the send loop is parked. Any thread writes; one send loop takes. The frames' memory is
+/// <see cref="FrameChunks"/>'.
 /// </summary>
 /// <remarks>
 /// Each frame (prefix and payload together, one copy of the payload) is appended to the current pooled chunk under a
 /// short lock. Only a write that finds the send loop parked asks for a wake-up, so a burst costs one wake-up and no
-/// allocation. Frames fill chunks strictly in order, so the send loop returns a chunk once it has sent past it.
+/// allocation.
 /// </remarks>
 internal sealed class FrameWriteQueue
 {
-    // Frames are appended to pooled chunks of this size; a larger frame gets a buffer of its own. Few chunks are
-    // out at once, so the pool serves them from its caches, where one buffer per frame would miss under load.
-    internal const int ChunkSize = 32 * 1024;
-
     private readonly ConnectionSettings _settings;
-    private readonly ArrayPool<byte> _pool;
+    private readonly FrameChunks _chunks;
     private readonly WriteBufferMarks _marks;
     private readonly object _lock = new();
 
@@ -32,21 +28,16 @@ internal sealed class FrameWriteQueue
     private bool _closeRequested;
     private bool _closed;
     private TaskCompletionSource? _writableWaiter;
-    private byte[]? _chunk;
-    private int _chunkUsed;
 
     // When the queue last went from empty to holding a frame: the oldest frame's write, for the queue-delay metric.
     private long _busySince;
-
-    // Touched by the send loop alone: the chunk of the last frame sent, returned once a later chunk is reached.
-    private byte[]? _sentChunk;
 
     private volatile bool _writable = true;
 
     public FrameWriteQueue(ConnectionSettings settings)
     {
         _settings = settings;
-        _pool = settings.BufferPool;
+        _chunks = new FrameChunks(settings);
         _marks = new WriteBufferMarks(settings);
     }
 
@@ -68,12 +59,6 @@ internal sealed class FrameWriteQueue
 
     /// <summary>Whether writes are refused for good: a close was asked for, or the queue is closed.</summary>
     public bool IsClosing => Volatile.Read(ref _closeRequested) || Volatile.Read(ref _closed);
-
-    /// <summary>
-    /// Send loop only: when the oldest of the frames last taken was written, as a <see cref="TimeProvider"/> timestamp.
-    /// One clock read per burst, not per frame, and none while nobody listens to <c>flushbatching.queue_delay</c>: 0 then.
-    /// </summary>
-    public long TakenSince { get; private set; }
 
     /// <summary>Unsent bytes above which writes are refused now: set, or following the connection's rate.</summary>
     public long HighWaterMark
@@ -110,7 +95,7 @@ internal sealed class FrameWriteQueue
             return Refuse();
         }
 
-        var length = payload.Length + FramingSettings.HeaderLength;
+        var length = FrameEncoder.FrameLength(payload.Length);
         lock (_lock)
         {
             if (!_writable)
@@ -123,7 +108,7 @@ internal sealed class FrameWriteQueue
                 _busySince = _settings.Metrics.QueueDelayStart(_settings.TimeProvider);
             }
 
-            var frame = Reserve(length);
+            var frame = _chunks.Reserve(length);
             FrameEncoder.WriteHeader(frame, payload.Length, _settings.Framing.ByteOrder);
             payload.CopyTo(frame.AsSpan(FramingSettings.HeaderLength));
             _queue.Add(frame);
@@ -198,11 +183,16 @@ internal sealed class FrameWriteQueue
     /// <param name="holding">Whether the send loop holds frames not yet flushed.</param>
     /// <param name="signal">The send loop's wake-up.</param>
     /// <param name="frames">The frames taken, with <see cref="Next.Send"/>; the send loop clears the list when done.</param>
-    public Next Take(bool holding, SendSignal signal, out List<ArraySegment<byte>> frames)
+    /// <param name="since">
+    /// With <see cref="Next.Send"/>, when the oldest frame taken was written, as a <see cref="TimeProvider"/> timestamp:
+    /// one clock read per burst, not per frame, and none while nobody listens to <c>flushbatching.queue_delay</c> (0 then).
+    /// </param>
+    public Next Take(bool holding, SendSignal signal, out List<ArraySegment<byte>> frames, out long since)
     {
         lock (_lock)
         {
             frames = _taken;
+            since = 0;
             if (_closed)
             {
                 return Next.Stop;
@@ -212,7 +202,7 @@ internal sealed class FrameWriteQueue
             {
                 (_queue, _taken) = (_taken, _queue);
                 frames = _taken;
-                TakenSince = _busySince;
+                since = _busySince;
                 return Next.Send;
             }
 
@@ -228,10 +218,10 @@ internal sealed class FrameWriteQueue
 
             signal.Reset();
             _parked = true;
-            _chunk = null;
+            _chunks.Seal();
         }
 
-        ReturnSentChunk();
+        _chunks.ReturnSent();
         return Next.Park;
     }
 
@@ -240,7 +230,7 @@ internal sealed class FrameWriteQueue
     {
         foreach (var segment in sent)
         {
-            MovePastChunk(segment.Array!);
+            _chunks.MovePast(segment.Array!);
         }
 
         TaskCompletionSource? waiter = null;
@@ -272,14 +262,14 @@ internal sealed class FrameWriteQueue
 
             // Oldest first. The chunk being written holds the newest frame, so it is among these or is the last
             // chunk sent: nothing else to return.
-            MovePast(held);
-            MovePast(_taken);
-            MovePast(_queue);
+            _chunks.MovePast(held);
+            _chunks.MovePast(_taken);
+            _chunks.MovePast(_queue);
             waiter = _writableWaiter;
             _writableWaiter = null;
         }
 
-        ReturnSentChunk();
+        _chunks.ReturnSent();
         waiter?.TrySetResult();
     }
 
@@ -292,51 +282,5 @@ internal sealed class FrameWriteQueue
         }
 
         return false;
-    }
-
-    // Under _lock: room for one frame, at the end of the current chunk or in a new buffer.
-    private ArraySegment<byte> Reserve(int length)
-    {
-        if (_chunk is null || ChunkSize - _chunkUsed < length)
-        {
-            _chunk = _pool.Rent(Math.Max(length, ChunkSize));
-            _settings.Metrics.RecordBufferRented();
-            _chunkUsed = 0;
-        }
-
-        var frame = new ArraySegment<byte>(_chunk, _chunkUsed, length);
-        _chunkUsed = length > ChunkSize ? ChunkSize : _chunkUsed + length;
-        return frame;
-    }
-
-    private void MovePast(List<ArraySegment<byte>> frames)
-    {
-        foreach (var frame in frames)
-        {
-            if (frame.Array is not null)
-            {
-                MovePastChunk(frame.Array);
-            }
-        }
-    }
-
-    // `chunk` holds the next frame in write order: reaching a new chunk means the one before is done with.
-    private void MovePastChunk(byte[] chunk)
-    {
-        if (chunk != _sentChunk)
-        {
-            ReturnSentChunk();
-            _sentChunk = chunk;
-        }
-    }
-
-    private void ReturnSentChunk()
-    {
-        if (_sentChunk is not null)
-        {
-            _pool.Return(_sentChunk);
-            _settings.Metrics.RecordBufferReturned();
-            _sentChunk = null;
-        }
     }
 }

@@ -32,8 +32,8 @@ public sealed class FramedConnection : IAsyncDisposable
     private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private Task _sending = Task.CompletedTask;
     private Task<Exception?> _receiving = Task.FromResult<Exception?>(null);
+    private readonly CloseDeadline _closeDeadline;
     private IFrameHandler? _handler;
-    private ITimer? _closeDeadline;
     private int _shutdown;
     private Exception? _closeReason;
 
@@ -44,8 +44,9 @@ public sealed class FramedConnection : IAsyncDisposable
         _queue = new FrameWriteQueue(settings);
         _sender = new FrameSender(io, _queue, settings);
         _receiver = new FrameReceiver(io, settings, heard);
-        LocalEndPoint = (IPEndPoint)socket.LocalEndPoint!;
-        RemoteEndPoint = (IPEndPoint)socket.RemoteEndPoint!;
+        _closeDeadline = new CloseDeadline(settings, OnCloseDeadline);
+        LocalEndPoint = PeerEndPoints.Of(socket.LocalEndPoint!);
+        RemoteEndPoint = PeerEndPoints.Of(socket.RemoteEndPoint!);
     }
 
     /// <summary>The local end of the connection.</summary>
@@ -143,7 +144,8 @@ public sealed class FramedConnection : IAsyncDisposable
     {
         if (_queue.RequestClose(out var wake))
         {
-            ArmCloseDeadline();
+            // Whatever the peer does, the connection ends within the bound.
+            _closeDeadline.Arm(() => HasEnded);
             if (wake)
             {
                 _sender.Wake();
@@ -229,35 +231,18 @@ public sealed class FramedConnection : IAsyncDisposable
         }
 
         Volatile.Write(ref _closeReason, reason);
-        Interlocked.Exchange(ref _closeDeadline, null)?.Dispose();
+
+        // First: no frame is delivered once the connection has ended.
+        _receiver.Cancel();
+        _closeDeadline.Disarm();
         _queue.Close();
         _io.Dispose();
-        _receiver.Cancel();
         _sender.WakeToStop();
         _ = CompleteWhenLoopsEndAsync();
     }
 
-    // Armed once, by the first CloseAsync: whatever the peer does, the connection ends within the bound.
-    private void ArmCloseDeadline()
-    {
-        var timer = Settings.TimeProvider.CreateTimer(
-            static state => ((FramedConnection)state!).OnCloseDeadline(), this, Settings.CloseTimeout, Timeout.InfiniteTimeSpan);
-        Volatile.Write(ref _closeDeadline, timer);
-
-        // A connection that ended while the timer was made has nothing left to bound.
-        if (HasEnded)
-        {
-            Interlocked.Exchange(ref _closeDeadline, null)?.Dispose();
-        }
-    }
-
-    private void OnCloseDeadline()
-    {
-        var unsent = _queue.UnsentBytes;
-        Shutdown(unsent == 0
-            ? null
-            : SetupTimeouts.CloseAborted(ToString(), Settings.CloseTimeout, unsent));
-    }
+    // Past the close's bound: what is still queued was not read by the peer.
+    private void OnCloseDeadline() => Shutdown(_closeDeadline.AbortReason(this, _queue.UnsentBytes));
 
     // The loops report their own errors through Shutdown; here only their end matters, and no exception may be
     // left to surface as an unobserved task exception.

@@ -8,17 +8,13 @@ namespace FlushBatching.Tcp;
 /// configured. A connection that fails to set up is reported and dropped; the listener keeps accepting.
 /// </summary>
 /// <remarks>
-/// When accepting itself fails for a reason other than a peer that reset before it was taken (out of file descriptors,
-/// say), the listener reports it and pauses accepting for <see cref="AcceptErrorPause"/>, as Netty does, instead of
-/// retrying at once: a retry loop would spin a core and report the same error thousands of times a second. With
+/// When accepting itself fails, the listener goes on as <see cref="AcceptPause"/> says: at once after a peer that
+/// reset before it was taken, after a reported pause otherwise. With
 /// <see cref="ConnectionSettings.MaxInboundConnections"/> connections open (by default, what the process's descriptor
 /// limit leaves after a reserve), it stops accepting, reports it once, and goes on when one of them ends.
 /// </remarks>
 public sealed class FramedListener : IAsyncDisposable
 {
-    /// <summary>How long accepting pauses after it failed for a reason of this node's (1 second, as Netty's).</summary>
-    internal static readonly TimeSpan AcceptErrorPause = TimeSpan.FromSeconds(1);
-
     private readonly Socket _socket;
     private readonly ConnectionSettings _settings;
     private readonly Action<FramedConnection> _onConnection;
@@ -35,7 +31,7 @@ public sealed class FramedListener : IAsyncDisposable
         _settings = settings;
         _onConnection = onConnection;
         _onRejected = onRejected;
-        LocalEndPoint = (IPEndPoint)socket.LocalEndPoint!;
+        LocalEndPoint = PeerEndPoints.Of(socket.LocalEndPoint!);
         _slots = slots;
         _acceptLoop = AcceptLoopAsync();
     }
@@ -146,7 +142,7 @@ public sealed class FramedListener : IAsyncDisposable
                 _slots?.Release();
                 return;
             }
-            catch (SocketException e) when (e.SocketErrorCode is SocketError.ConnectionReset or SocketError.ConnectionAborted)
+            catch (SocketException e) when (AcceptPause.IsPeerGone(e.SocketErrorCode))
             {
                 // The peer gave up before its connection was taken: nothing wrong here, the next one may be fine.
                 _slots?.Release();
@@ -155,11 +151,10 @@ public sealed class FramedListener : IAsyncDisposable
             catch (SocketException e)
             {
                 _slots?.Release();
-                _onRejected?.Invoke(new IOException(
-                    $"Accepting on {LocalEndPoint} failed: {e.SocketErrorCode} ({e.Message}); accepting again in {SettingText.FormatDuration(AcceptErrorPause)}.", e));
+                _onRejected?.Invoke(AcceptPause.Report(LocalEndPoint, $"{e.SocketErrorCode} ({e.Message})", e));
                 try
                 {
-                    await Task.Delay(AcceptErrorPause, _settings.TimeProvider, _stopping.Token).ConfigureAwait(false);
+                    await Task.Delay(AcceptPause.Duration, _settings.TimeProvider, _stopping.Token).ConfigureAwait(false);
                 }
                 catch (OperationCanceledException)
                 {
@@ -267,7 +262,7 @@ public sealed class FramedListener : IAsyncDisposable
         {
             socket.Dispose();
             _slots?.Release();
-            _onRejected?.Invoke(SetupTimeouts.Handshake($"from {remote} to {LocalEndPoint}", _settings.ConnectTimeout, e));
+            _onRejected?.Invoke(SetupTimeouts.Handshake(SetupTimeouts.Inbound(remote, LocalEndPoint), _settings.ConnectTimeout, e));
         }
         catch (Exception e)
         {
@@ -281,7 +276,7 @@ public sealed class FramedListener : IAsyncDisposable
                 connection.Abort(e);
             }
 
-            _onRejected?.Invoke(new IOException($"The connection from {remote} to {LocalEndPoint} was dropped while setting up: {e.Message}", e));
+            _onRejected?.Invoke(SetupTimeouts.Dropped(SetupTimeouts.Inbound(remote, LocalEndPoint), e));
         }
         finally
         {

@@ -4,13 +4,23 @@ using System.Net;
 namespace FlushBatching.Tcp;
 
 /// <summary>
-/// The errors of a connection that did not set up within <see cref="ConnectionSettings.ConnectTimeout"/>, or did not
-/// close within <see cref="ConnectionSettings.CloseTimeout"/>, worded once for both I/O stacks (the core's sockets and
-/// FlushBatching.Akka's DotNetty), each naming the key. Numbers are written culture-invariant: a log line reads the
-/// same on every machine.
+/// The errors of a connection that did not set up within <see cref="ConnectionSettings.ConnectTimeout"/>, or at all, or
+/// did not close within <see cref="ConnectionSettings.CloseTimeout"/>, worded once for both I/O stacks (the core's
+/// sockets and FlushBatching.Akka's DotNetty), each naming the key. Numbers are written culture-invariant: a log line
+/// reads the same on every machine.
 /// </summary>
 internal static class SetupTimeouts
 {
+    /// <summary>How these errors name an accepted connection: from its peer to the listener, as <see cref="PeerEndPoints"/> names them.</summary>
+    public static string Inbound(EndPoint? remote, EndPoint? listening) =>
+        $"from {PeerEndPoints.Describe(remote)} to {PeerEndPoints.Describe(listening)}";
+
+    /// <summary>An accepted connection that failed while it was set up (its handshake refused, its peer gone), not at its bound.</summary>
+    /// <param name="connection">The connection as <see cref="Inbound"/> names it.</param>
+    /// <param name="cause">What ended the set-up.</param>
+    public static IOException Dropped(string connection, Exception cause) =>
+        new($"The connection {connection} was dropped while setting up: {cause.Message}", cause);
+
     /// <summary>An outbound connection that did not connect, TLS handshake included, within the bound.</summary>
     public static TimeoutException Connecting(EndPoint remote, TimeSpan bound, Exception inner) =>
         new($"Connecting to {remote} timed out after {SettingText.FormatDuration(bound)} ({SettingKeys.ConnectTimeout}).", inner);

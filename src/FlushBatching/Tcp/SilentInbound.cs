@@ -133,6 +133,6 @@ internal sealed class SilentInbound
 
     /// <summary>The report of a connection closed as the longest silent, in the same words on both stacks.</summary>
     public IOException Closed(EndPoint? remote, EndPoint? listening) => new(string.Create(CultureInfo.InvariantCulture,
-        $"The connection from {remote} to {listening} sent nothing and was closed, the longest silent of {Bound} inbound " +
+        $"The connection {SetupTimeouts.Inbound(remote, listening)} sent nothing and was closed, the longest silent of {Bound} inbound " +
         $"connections that had sent nothing for {Grace.TotalMilliseconds:0} ms or more (half of {SettingKeys.MaxInboundConnections})"));
 }

@@ -21,7 +21,7 @@ internal static class SocketSetup
             return new SocketConnectionIo(socket);
         }
 
-        var peer = socket.RemoteEndPoint?.ToString() ?? serverName ?? "the peer";
+        var peer = socket.RemoteEndPoint is { } remote ? PeerEndPoints.Describe(remote) : serverName ?? "the peer";
         var judge = new PeerJudge(tls);
         var stream = new SslStream(new NetworkStream(socket, ownsSocket: false), leaveInnerStreamOpen: false);
         try

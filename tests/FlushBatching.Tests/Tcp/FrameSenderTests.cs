@@ -45,12 +45,12 @@ public sealed class FrameSenderTests : IDisposable
         var (queue, sender, io) = Create(BatchingSettings.Default.WithMaxPendingBytes(1_000_000));
         queue.TryWrite(new byte[10], out _);
         queue.TryWrite(new byte[10], out _);
-        queue.TryWrite(new byte[FrameWriteQueue.ChunkSize], out _);
+        queue.TryWrite(new byte[FrameChunks.ChunkSize], out _);
         queue.TryWrite(new byte[10], out _);
 
         await StopAsync(queue, sender, sender.SendToPeerAsync());
 
-        Assert.Equal((3, 4, 3 * 14 + FrameWriteQueue.ChunkSize + 4), Assert.Single(io.Sends));
+        Assert.Equal((3, 4, 3 * 14 + FrameChunks.ChunkSize + 4), Assert.Single(io.Sends));
     }
 
     [Fact]

@@ -84,7 +84,7 @@ public sealed class FrameWriteQueueModelTests
 
                     break;
                 case Kind.Take:
-                    var next = queue.Take(holding: held.Count > 0, signal, out var frames);
+                    var next = queue.Take(holding: held.Count > 0, signal, out var frames, out _);
                     Assert.Equal(model.Next(held.Count > 0), next);
                     if (next == FrameWriteQueue.Next.Send)
                     {

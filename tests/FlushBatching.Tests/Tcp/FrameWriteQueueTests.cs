@@ -17,7 +17,7 @@ public sealed class FrameWriteQueueTests
     {
         var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool));
 
-        Assert.Equal(FrameWriteQueue.Next.Park, queue.Take(holding: false, _signal, out _));
+        Assert.Equal(FrameWriteQueue.Next.Park, queue.Take(holding: false, _signal, out _, out _));
         Assert.True(queue.TryWrite([1], out var first));
         Assert.True(queue.TryWrite([2], out var second));
 
@@ -32,10 +32,10 @@ public sealed class FrameWriteQueueTests
         queue.TryWrite([7, 7, 7], out _);
         queue.TryWrite([], out _);
 
-        Assert.Equal(FrameWriteQueue.Next.Send, queue.Take(holding: false, _signal, out var frames));
+        Assert.Equal(FrameWriteQueue.Next.Send, queue.Take(holding: false, _signal, out var frames, out _));
         Assert.Equal([3, 0, 0, 0, 7, 7, 7], frames[0].ToArray());
         Assert.Equal(0, BinaryPrimitives.ReadInt32LittleEndian(frames[1]));
-        Assert.Equal(FrameWriteQueue.Next.BurstEnd, queue.Take(holding: true, _signal, out _));
+        Assert.Equal(FrameWriteQueue.Next.BurstEnd, queue.Take(holding: true, _signal, out _, out _));
     }
 
     [Fact]
@@ -48,7 +48,7 @@ public sealed class FrameWriteQueueTests
 
         Assert.False(queue.TryWrite([1], out _));
         Assert.False(writable.IsCompleted);
-        queue.Take(holding: false, _signal, out var frames);
+        queue.Take(holding: false, _signal, out var frames, out _);
         queue.OnSent([frames[0]], 100);
 
         Assert.True(writable.IsCompletedSuccessfully);
@@ -78,7 +78,7 @@ public sealed class FrameWriteQueueTests
         // Frames of 100,004 bytes: the 11th passes the 1,024,000-byte start, the 41st four times it. Five sent leave a
         // backlog; the six after them drain it.
         Assert.Equal(11, WritesTaken(queue, payload));
-        queue.Take(holding: false, _signal, out var frames);
+        queue.Take(holding: false, _signal, out var frames, out _);
         queue.OnSent(frames[..5], 5 * 100_004);
         queue.OnSent(frames[5..], 6 * 100_004);
         frames.Clear();
@@ -97,7 +97,7 @@ public sealed class FrameWriteQueueTests
 
         Assert.Equal(11, WritesTaken(queue, payload));
         Assert.Equal(1_024_000, queue.HighWaterMark);
-        queue.Take(holding: false, _signal, out var frames);
+        queue.Take(holding: false, _signal, out var frames, out _);
         queue.OnSent(frames, 11 * 100_004);
         frames.Clear();
 
@@ -114,8 +114,8 @@ public sealed class FrameWriteQueueTests
 
         Assert.True(queue.RequestClose(out _));
         Assert.False(queue.TryWrite([2], out _));
-        Assert.Equal(FrameWriteQueue.Next.Send, queue.Take(holding: false, _signal, out _));
-        Assert.Equal(FrameWriteQueue.Next.Stop, queue.Take(holding: false, _signal, out _));
+        Assert.Equal(FrameWriteQueue.Next.Send, queue.Take(holding: false, _signal, out _, out _));
+        Assert.Equal(FrameWriteQueue.Next.Stop, queue.Take(holding: false, _signal, out _, out _));
     }
 
     [Fact]
@@ -130,7 +130,7 @@ public sealed class FrameWriteQueueTests
             queue.TryWrite(new byte[i == 100 ? 40_000 : 500], out _);
         }
 
-        queue.Take(holding: false, _signal, out var frames);
+        queue.Take(holding: false, _signal, out var frames, out _);
         var sent = frames.Take(50).ToList();
         queue.OnSent(sent, sent.Sum(frame => (long)frame.Count));
         var held = frames.Skip(50).Take(10).ToList();
@@ -151,12 +151,12 @@ public sealed class FrameWriteQueueTests
     {
         var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool));
         queue.TryWrite(new byte[100], out _);
-        queue.Take(holding: false, _signal, out var frames);
+        queue.Take(holding: false, _signal, out var frames, out _);
         queue.OnSent(frames, 104);
         frames.Clear();
 
         Assert.Equal(1, _pool.Outstanding);
-        Assert.Equal(FrameWriteQueue.Next.Park, queue.Take(holding: false, _signal, out _));
+        Assert.Equal(FrameWriteQueue.Next.Park, queue.Take(holding: false, _signal, out _, out _));
         Assert.Equal(0, _pool.Outstanding);
         Assert.True(queue.TryWrite(new byte[100], out _));
         Assert.Equal((2L, 1), (_pool.Rented, _pool.Outstanding));
@@ -174,7 +174,7 @@ public sealed class FrameWriteQueueTests
         }
 
         Assert.Equal(1, _pool.Rented);
-        queue.TryWrite(new byte[FrameWriteQueue.ChunkSize - 10 * 104 - 4], out _); // exactly the rest of the chunk
+        queue.TryWrite(new byte[FrameChunks.ChunkSize - 10 * 104 - 4], out _); // exactly the rest of the chunk
         Assert.Equal(1, _pool.Rented);
         queue.TryWrite([1], out _);
         Assert.Equal(2, _pool.Rented);
@@ -183,7 +183,7 @@ public sealed class FrameWriteQueueTests
         queue.TryWrite([1], out _); // not after the large frame, in a buffer sized for it alone
         Assert.Equal(4, _pool.Rented);
 
-        queue.Take(holding: false, _signal, out var frames);
+        queue.Take(holding: false, _signal, out var frames, out _);
         Assert.All(frames.Take(11), frame => Assert.Same(frames[0].Array, frame.Array));
         Assert.Equal(Enumerable.Range(0, 11).Select(i => i * 104), frames.Take(11).Select(frame => frame.Offset));
     }
@@ -196,7 +196,7 @@ public sealed class FrameWriteQueueTests
         queue.TryWrite(new byte[50], out _);
         Assert.False(queue.IsWritable);
 
-        queue.Take(holding: false, _signal, out var frames);
+        queue.Take(holding: false, _signal, out var frames, out _);
         queue.OnSent([frames[0]], 54);
 
         Assert.True(queue.IsWritable);
@@ -243,7 +243,7 @@ public sealed class FrameWriteQueueTests
 
         Assert.False(queue.IsWritable);
         Assert.False(queue.TryWrite([2], out _));
-        Assert.Equal(FrameWriteQueue.Next.Stop, queue.Take(holding: false, _signal, out _));
+        Assert.Equal(FrameWriteQueue.Next.Stop, queue.Take(holding: false, _signal, out _, out _));
     }
 
     [Fact]
@@ -254,7 +254,7 @@ public sealed class FrameWriteQueueTests
         queue.ReleaseAll([]);
 
         Assert.False(queue.TryWrite([1], out _));
-        Assert.Equal(FrameWriteQueue.Next.Stop, queue.Take(holding: false, _signal, out _));
+        Assert.Equal(FrameWriteQueue.Next.Stop, queue.Take(holding: false, _signal, out _, out _));
     }
 
     [Fact]
@@ -276,7 +276,7 @@ public sealed class FrameWriteQueueTests
         var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool));
         _signal.Execute();
 
-        Assert.Equal(FrameWriteQueue.Next.Park, queue.Take(holding: false, _signal, out _));
+        Assert.Equal(FrameWriteQueue.Next.Park, queue.Take(holding: false, _signal, out _, out _));
 
         Assert.False(_signal.WaitAsync().IsCompleted);
         queue.TryWrite([1], out var wake);
@@ -290,10 +290,10 @@ public sealed class FrameWriteQueueTests
         using var recorder = new MeterRecorder(metrics);
         var queue = new FrameWriteQueue(ConnectionSettings.Default.WithBufferPool(_pool).WithMetrics(metrics));
         queue.TryWrite([1], out _);
-        queue.TryWrite(new byte[FrameWriteQueue.ChunkSize], out _);
+        queue.TryWrite(new byte[FrameChunks.ChunkSize], out _);
 
         Assert.Equal(2, recorder.Observe("flushbatching.buffers.rented"));
-        queue.Take(holding: false, _signal, out var frames);
+        queue.Take(holding: false, _signal, out var frames, out _);
         queue.OnSent([frames[0], frames[1]], frames[0].Count + frames[1].Count);
         Assert.Equal(1, recorder.Observe("flushbatching.buffers.rented"));
         frames.Clear();

@@ -35,7 +35,7 @@ public sealed class ListenerTests : IDisposable
     }
 
     [Fact]
-    public async Task Listening_on_the_ipv6_any_address_serves_ipv4_and_ipv6_peers_as_a_dotnetty_listener_does()
+    public async Task Listening_on_the_ipv6_any_address_serves_ipv4_and_ipv6_peers_each_known_by_its_own_address_as_a_dotnetty_listener_does()
     {
         // hostname = "::" in Akka's section: stock's DotNetty listener takes both families there; .NET's own IPv6 socket
         // took IPv6 alone, and an IPv4 peer was refused.
@@ -44,6 +44,15 @@ public sealed class ListenerTests : IDisposable
         await using var overIpv4 = await FramedConnector.ConnectAsync(new IPEndPoint(IPAddress.Loopback, listener.LocalEndPoint.Port), ConnectionSettings.Default);
         await using var overIpv6 = await FramedConnector.ConnectAsync(new IPEndPoint(IPAddress.IPv6Loopback, listener.LocalEndPoint.Port), ConnectionSettings.Default);
         await Poll.Until(() => _announced.Count == 2, "both connections to be accepted");
+
+        // Each peer is known by the address it has, as on the DotNetty stack: the IPv4 one as 127.0.0.1, not as
+        // ::ffff:127.0.0.1, in the connection's ends and so in log lines, metric tags and its Akka address.
+        var peers = _announced.Select(connection => connection.RemoteEndPoint.Address).ToList();
+        Assert.Contains(IPAddress.Loopback, peers);
+        Assert.Contains(IPAddress.IPv6Loopback, peers);
+        var ipv4 = _announced.Single(connection => connection.RemoteEndPoint.Address.Equals(IPAddress.Loopback));
+        Assert.Equal(IPAddress.Loopback, ipv4.LocalEndPoint.Address);
+        Assert.Equal(overIpv4.LocalEndPoint, ipv4.RemoteEndPoint);
     }
 
     [Fact]

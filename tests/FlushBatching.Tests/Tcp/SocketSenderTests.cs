@@ -23,9 +23,9 @@ public sealed class SocketSenderTests
         byte[][][] bursts =
         [
             [Payload(1, 10)],
-            [Payload(2, 10), Payload(3, FrameWriteQueue.ChunkSize + 1), Payload(4, 10)],
+            [Payload(2, 10), Payload(3, FrameChunks.ChunkSize + 1), Payload(4, 10)],
             [Payload(5, 10)],
-            [Payload(6, FrameWriteQueue.ChunkSize + 1), Payload(7, 10)],
+            [Payload(6, FrameChunks.ChunkSize + 1), Payload(7, 10)],
             [Payload(8, 10), Payload(9, 10)],
         ];
         var sent = new List<byte[]>();

@@ -2,22 +2,28 @@ using DotNetty.Buffers;
 using DotNetty.Transport.Channels;
 using FlushBatching.Diagnostics;
 using FlushBatching.Framing;
-using Google.Protobuf;
 
-namespace FlushBatching.Akka;
+namespace FlushBatching.DotNetty;
 
 /// <summary>
-/// Cuts the length-prefixed frames out of a <see cref="DotNettyBatchingTransport"/> channel's reads and passes each
-/// payload on as the <see cref="ByteString"/> Akka reads. A payload's bytes are copied from the read buffer straight
-/// into the ByteString's own array, which a frame split across reads fills as its bytes arrive: nothing is accumulated
-/// or sliced, as a DotNetty frame decoder followed by a copy would.
+/// Cuts the length-prefixed frames that <see cref="BatchingWriterHandler"/> writes (given <see cref="FramingSettings"/>)
+/// out of a channel's reads, and passes each payload on as a <c>byte[]</c> of its exact length, the payload's own: it is
+/// copied from the read buffer straight into that array, which a frame split across reads fills as its bytes arrive.
+/// Nothing is accumulated or sliced, as a DotNetty frame decoder followed by a copy would, and no pooled buffer is left
+/// for the next handler to release.
 /// </summary>
 /// <remarks>
-/// A length the framing refuses (negative, or above <c>maximum-frame-size</c>) is checked from the prefix alone, before
-/// anything is allocated for it, and goes down the pipeline as the core's <see cref="InvalidFrameException"/>; what
-/// the peer sends after it is dropped. Runs on the channel's event loop; one instance per channel.
+/// Put it after TLS (if any) and before the handler that reads the payloads; with <see cref="BatchingWriterHandler"/> and
+/// <see cref="QueuedChannelWriter"/> it makes the pipeline FlushBatching's Akka transport runs. A length the framing
+/// refuses (negative, or above <see cref="FramingSettings.MaximumFrameSize"/>) is checked from the prefix alone, before
+/// anything is allocated for it, and goes down the pipeline as an <see cref="InvalidFrameException"/>; what the peer
+/// sends after it is dropped. A peer that closes inside a frame raises one too. Frames and payload bytes are counted on
+/// <c>flushbatching.frames.received</c> and <c>flushbatching.bytes.received</c>, once per read. Runs on the channel's
+/// event loop; one instance per channel.
 /// </remarks>
-internal sealed class DotNettyPayloadDecoder(FramingSettings settings, FlushBatchingMetrics metrics) : ChannelHandlerAdapter
+/// <param name="settings">The byte order of the prefixes and the largest frame taken.</param>
+/// <param name="metrics">Where what is received is counted; the shared <c>FlushBatching</c> Meter if <c>null</c>.</param>
+public sealed class PayloadFrameDecoder(FramingSettings settings, FlushBatchingMetrics? metrics = null) : ChannelHandlerAdapter
 {
     // A frame's buffer starts at the bytes already read, or this many, whichever is more (never past the frame).
     private const int MinimumPayloadBuffer = 4096;
@@ -27,6 +33,7 @@ internal sealed class DotNettyPayloadDecoder(FramingSettings settings, FlushBatc
     // and sends little still costs at most this many times what it sent.
     private const long WholeFrameOnceReceivedTimes = 16;
 
+    private readonly FlushBatchingMetrics _metrics = metrics ?? FlushBatchingMetrics.Shared;
     private readonly byte[] _header = new byte[FramingSettings.HeaderLength];
     private int _headerFilled;
     private byte[]? _payload;
@@ -37,6 +44,7 @@ internal sealed class DotNettyPayloadDecoder(FramingSettings settings, FlushBatc
     private long _frames;
     private long _bytes;
 
+    /// <summary>Decodes a buffer read (and releases it); passes any other message on.</summary>
     public override void ChannelRead(IChannelHandlerContext context, object message)
     {
         if (message is not IByteBuffer buffer)
@@ -63,15 +71,15 @@ internal sealed class DotNettyPayloadDecoder(FramingSettings settings, FlushBatc
 
             // Counted once per read, as the core's receive side counts once per pipe read (a read with no whole
             // frame records nothing).
-            metrics.RecordReceived(_frames, _bytes);
+            _metrics.RecordReceived(_frames, _bytes);
             _frames = _bytes = 0;
         }
     }
 
-    /// <summary>A peer that closes inside a frame sent a bad frame: an error, as on the core's sockets, not an orderly close.</summary>
+    /// <summary>A peer that closes inside a frame sent a bad frame: an <see cref="InvalidFrameException"/> first, as on the core's sockets, not an orderly close.</summary>
     public override void ChannelInactive(IChannelHandlerContext context)
     {
-        var left = _headerFilled + (_payload is null ? 0 : FramingSettings.HeaderLength + _payloadFilled);
+        var left = _headerFilled + (_payload is null ? 0 : FrameEncoder.FrameLength(_payloadFilled));
         if (left > 0 && !_refused)
         {
             _refused = true;
@@ -118,7 +126,8 @@ internal sealed class DotNettyPayloadDecoder(FramingSettings settings, FlushBatc
             _payloadFilled += payloadBytes;
             if (_payloadFilled == _payloadLength)
             {
-                var payload = UnsafeByteOperations.UnsafeWrap(_payload);
+                // Never sized past the frame, and grown to hold what came: the frame's exact length now.
+                var payload = _payload;
                 _payload = null;
                 _frames++;
                 _bytes += payload.Length;

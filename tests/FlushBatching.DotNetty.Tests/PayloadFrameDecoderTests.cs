@@ -4,12 +4,11 @@ using DotNetty.Transport.Channels.Embedded;
 using FlushBatching.Diagnostics;
 using FlushBatching.Framing;
 using FlushBatching.Tests.Support;
-using Google.Protobuf;
 
-namespace FlushBatching.Akka.Tests;
+namespace FlushBatching.DotNetty.Tests;
 
-/// <summary>The DotNetty stack's decoder in a channel pipeline: what a peer's bytes cost and what they become.</summary>
-public sealed class DotNettyPayloadDecoderTests
+/// <summary>The payload decoder in a channel pipeline: what a peer's bytes cost and what they become.</summary>
+public sealed class PayloadFrameDecoderTests
 {
     [Fact]
     public async Task A_prefix_announcing_a_huge_frame_costs_only_the_bytes_that_came_and_ends_as_a_frame_cut_short()
@@ -19,7 +18,7 @@ public sealed class DotNettyPayloadDecoderTests
         using var metrics = new FlushBatchingMetrics();
         var errors = new List<Exception>();
         var channel = new EmbeddedChannel(
-            new DotNettyPayloadDecoder(FramingSettings.Default.WithMaximumFrameSize(int.MaxValue), metrics),
+            new PayloadFrameDecoder(FramingSettings.Default.WithMaximumFrameSize(int.MaxValue), metrics),
             new Errors(errors));
         var before = GC.GetAllocatedBytesForCurrentThread();
 
@@ -30,7 +29,7 @@ public sealed class DotNettyPayloadDecoderTests
 
         Assert.True(allocated < 64 * 1024, $"{allocated} bytes allocated for 10,007 bytes received");
         Assert.IsType<InvalidFrameException>(Assert.Single(errors));
-        Assert.Null(channel.ReadInbound<ByteString>());
+        Assert.Null(channel.ReadInbound<byte[]>());
     }
 
     [Fact]
@@ -56,7 +55,7 @@ public sealed class DotNettyPayloadDecoderTests
     {
         using var metrics = new FlushBatchingMetrics();
         using var recorder = new MeterRecorder(metrics);
-        var channel = new EmbeddedChannel(new DotNettyPayloadDecoder(FramingSettings.Default, metrics));
+        var channel = new EmbeddedChannel(new PayloadFrameDecoder(FramingSettings.Default, metrics));
         var stream = Frame([1, 2, 3]).Concat(Frame([])).Concat(Frame([4, 5])).Concat(Frame([6, 7, 8, 9])).Concat(Frame([10])).ToArray();
 
         // Three whole frames and two bytes of a prefix; one more byte of it; its last byte and half the payload; the
@@ -66,7 +65,7 @@ public sealed class DotNettyPayloadDecoderTests
             channel.WriteInbound(Unpooled.WrappedBuffer(stream, at, count));
         }
 
-        Assert.Equal([[1, 2, 3], [], [4, 5], [6, 7, 8, 9], [10]], Enumerable.Range(0, 5).Select(_ => channel.ReadInbound<ByteString>().ToByteArray()));
+        Assert.Equal([[1, 2, 3], [], [4, 5], [6, 7, 8, 9], [10]], Enumerable.Range(0, 5).Select(_ => channel.ReadInbound<byte[]>()));
         Assert.Equal([3, 2], recorder.Values("flushbatching.frames.received"));
         Assert.Equal([5, 5], recorder.Values("flushbatching.bytes.received"));
     }
@@ -75,13 +74,13 @@ public sealed class DotNettyPayloadDecoderTests
     public void Each_read_buffer_is_released_and_what_is_not_a_buffer_passes_on_untouched()
     {
         using var metrics = new FlushBatchingMetrics();
-        var channel = new EmbeddedChannel(new DotNettyPayloadDecoder(FramingSettings.Default, metrics));
+        var channel = new EmbeddedChannel(new PayloadFrameDecoder(FramingSettings.Default, metrics));
         var buffer = Unpooled.Buffer(16).WriteBytes(Frame([1]));
 
         channel.WriteInbound(buffer, "not bytes");
 
         Assert.Equal(0, buffer.ReferenceCount);
-        Assert.Equal([1], channel.ReadInbound<ByteString>().ToByteArray());
+        Assert.Equal([1], channel.ReadInbound<byte[]>());
         Assert.Equal("not bytes", channel.ReadInbound<string>());
     }
 
@@ -95,7 +94,7 @@ public sealed class DotNettyPayloadDecoderTests
         channel.Pipeline.FireChannelInactive();
 
         Assert.IsType<InvalidFrameException>(Assert.Single(errors));
-        Assert.Null(channel.ReadInbound<ByteString>());
+        Assert.Null(channel.ReadInbound<byte[]>());
         Assert.Equal(["inactive"], events);
     }
 
@@ -130,7 +129,7 @@ public sealed class DotNettyPayloadDecoderTests
     private static long AllocatedForOneFrameInReads(int size, int read)
     {
         using var metrics = new FlushBatchingMetrics();
-        var channel = new EmbeddedChannel(new DotNettyPayloadDecoder(FramingSettings.Default.WithMaximumFrameSize(2_000_000), metrics));
+        var channel = new EmbeddedChannel(new PayloadFrameDecoder(FramingSettings.Default.WithMaximumFrameSize(2_000_000), metrics));
         var payload = Enumerable.Range(0, size).Select(i => (byte)(i * 7)).ToArray();
         var frame = Frame(payload);
         var before = GC.GetAllocatedBytesForCurrentThread();
@@ -141,8 +140,8 @@ public sealed class DotNettyPayloadDecoderTests
         }
 
         var allocated = GC.GetAllocatedBytesForCurrentThread() - before;
-        Assert.Equal(payload, channel.ReadInbound<ByteString>().ToByteArray());
-        Assert.Null(channel.ReadInbound<ByteString>());
+        Assert.Equal(payload, channel.ReadInbound<byte[]>());
+        Assert.Null(channel.ReadInbound<byte[]>());
         return allocated;
     }
 
@@ -152,7 +151,7 @@ public sealed class DotNettyPayloadDecoderTests
     private static (EmbeddedChannel Channel, List<Exception> Errors, List<string> Events) Watched()
     {
         var (errors, events) = (new List<Exception>(), new List<string>());
-        return (new EmbeddedChannel(new DotNettyPayloadDecoder(FramingSettings.Default, FlushBatchingMetrics.Shared), new Errors(errors, events)), errors, events);
+        return (new EmbeddedChannel(new PayloadFrameDecoder(FramingSettings.Default, FlushBatchingMetrics.Shared), new Errors(errors, events)), errors, events);
     }
 
     private sealed class Errors(List<Exception> errors, List<string>? events = null) : ChannelHandlerAdapter

@@ -1,33 +1,32 @@
 using FlushBatching.Tests.Support;
 using FlushBatching.Diagnostics;
 using FlushBatching.Framing;
-using Google.Protobuf;
 using Microsoft.Extensions.Time.Testing;
 
-namespace FlushBatching.Akka.Tests;
+namespace FlushBatching.DotNetty.Tests;
 
 /// <summary>The DotNetty stack's write queue on its own, no channel: hand-off scheduling, order, the byte count.</summary>
-public sealed class DotNettyWriteQueueTests
+public sealed class PayloadQueueTests
 {
     private const long Room = 1024 * 1024;
-    private readonly DotNettyWriteQueue _queue = new(TimeProvider.System, FlushBatchingMetrics.Shared);
+    private readonly PayloadQueue _queue = new(TimeProvider.System, FlushBatchingMetrics.Shared);
 
     [Fact]
     public void The_first_write_asks_for_a_hand_off_and_later_ones_ride_on_it_until_it_runs()
     {
-        Assert.Equal(DotNettyWriteQueue.Outcome.QueuedHandOffNeeded, _queue.TryEnqueue(Payload(1), Room));
-        Assert.Equal(DotNettyWriteQueue.Outcome.Queued, _queue.TryEnqueue(Payload(1), Room));
+        Assert.Equal(PayloadQueue.Outcome.QueuedHandOffNeeded, _queue.TryEnqueue(Payload(1), Room));
+        Assert.Equal(PayloadQueue.Outcome.Queued, _queue.TryEnqueue(Payload(1), Room));
 
         _queue.HandOff(0, static (_, _) => { });
 
-        Assert.Equal(DotNettyWriteQueue.Outcome.QueuedHandOffNeeded, _queue.TryEnqueue(Payload(1), Room));
+        Assert.Equal(PayloadQueue.Outcome.QueuedHandOffNeeded, _queue.TryEnqueue(Payload(1), Room));
     }
 
     [Fact]
     public void A_write_made_while_a_hand_off_runs_is_taken_by_it_or_asks_for_another()
     {
         _queue.TryEnqueue(Payload(1), Room);
-        var during = new List<DotNettyWriteQueue.Outcome>();
+        var during = new List<PayloadQueue.Outcome>();
         var taken = 0;
 
         _queue.HandOff(0, (_, _) =>
@@ -41,7 +40,7 @@ public sealed class DotNettyWriteQueueTests
 
         // The hand-off cleared its flag before taking: the write made during it asked for a hand-off of its own, and the
         // running hand-off took it too, so nothing waits for a hand-off that will not come.
-        Assert.Equal(DotNettyWriteQueue.Outcome.QueuedHandOffNeeded, Assert.Single(during));
+        Assert.Equal(PayloadQueue.Outcome.QueuedHandOffNeeded, Assert.Single(during));
         Assert.Equal(2, taken);
         Assert.Equal(0, _queue.QueuedBytes);
     }
@@ -55,11 +54,11 @@ public sealed class DotNettyWriteQueueTests
             _queue.TryEnqueue(payload, Room);
         }
 
-        var handed = new List<ByteString>();
+        var handed = new List<ReadOnlyMemory<byte>>();
         _queue.HandOff(handed, static (list, payload) => list.Add(payload));
 
         Assert.Equal(payloads.Count, handed.Count);
-        Assert.All(payloads.Zip(handed), pair => Assert.Same(pair.First, pair.Second));
+        Assert.All(payloads.Zip(handed), pair => Assert.Equal(pair.First, pair.Second)); // the same arrays, as given
     }
 
     [Fact]
@@ -68,7 +67,7 @@ public sealed class DotNettyWriteQueueTests
         const int size = 100;
         const long room = 3 * (size + FramingSettings.HeaderLength);
         var accepted = 0;
-        while (_queue.TryEnqueue(Payload(size), room) != DotNettyWriteQueue.Outcome.Refused)
+        while (_queue.TryEnqueue(Payload(size), room) != PayloadQueue.Outcome.Refused)
         {
             accepted++;
         }
@@ -76,13 +75,13 @@ public sealed class DotNettyWriteQueueTests
         // Refused once the count is above the room: the write that crossed it was still taken.
         Assert.Equal(4, accepted);
         Assert.Equal(4 * (size + FramingSettings.HeaderLength), _queue.QueuedBytes);
-        Assert.Equal(DotNettyWriteQueue.Outcome.Refused, _queue.TryEnqueue(Payload(0), room));
-        Assert.Equal(DotNettyWriteQueue.Outcome.Refused, _queue.TryEnqueue(Payload(0), room: -1));
+        Assert.Equal(PayloadQueue.Outcome.Refused, _queue.TryEnqueue(Payload(0), room));
+        Assert.Equal(PayloadQueue.Outcome.Refused, _queue.TryEnqueue(Payload(0), room: -1));
 
         _queue.HandOff(0, static (_, _) => { });
 
         Assert.Equal(0, _queue.QueuedBytes);
-        Assert.NotEqual(DotNettyWriteQueue.Outcome.Refused, _queue.TryEnqueue(Payload(size), room));
+        Assert.NotEqual(PayloadQueue.Outcome.Refused, _queue.TryEnqueue(Payload(size), room));
     }
 
     [Fact]
@@ -104,14 +103,14 @@ public sealed class DotNettyWriteQueueTests
             worstDoubleCount = Math.Max(worstDoubleCount, stillCounted);
         });
 
-        Assert.InRange(worstDoubleCount, 0, DotNettyWriteQueue.UncountEvery + size + FramingSettings.HeaderLength);
+        Assert.InRange(worstDoubleCount, 0, PayloadQueue.UncountEvery + size + FramingSettings.HeaderLength);
         Assert.Equal(0, _queue.QueuedBytes);
     }
 
     [Fact]
     public void A_hand_off_takes_off_what_it_handed_on_the_moment_that_reaches_16_KiB()
     {
-        const int frame = (int)DotNettyWriteQueue.UncountEvery / 2;
+        const int frame = (int)PayloadQueue.UncountEvery / 2;
         for (var i = 0; i < 3; i++)
         {
             _queue.TryEnqueue(Payload(frame - FramingSettings.HeaderLength), long.MaxValue);
@@ -149,7 +148,7 @@ public sealed class DotNettyWriteQueueTests
         var clock = new FakeTimeProvider();
         using var metrics = new FlushBatchingMetrics();
         using var heard = new MeterRecorder(metrics);
-        var queue = new DotNettyWriteQueue(clock, metrics);
+        var queue = new PayloadQueue(clock, metrics);
         var first = clock.GetTimestamp();
 
         queue.TryEnqueue(Payload(1), Room);
@@ -167,7 +166,7 @@ public sealed class DotNettyWriteQueueTests
     public void Unheard_the_queue_delay_costs_no_clock_read_and_its_stamp_records_nothing()
     {
         var clock = new FakeTimeProvider { AutoAdvanceAmount = TimeSpan.FromSeconds(1) };
-        var queue = new DotNettyWriteQueue(clock, new FlushBatchingMetrics());
+        var queue = new PayloadQueue(clock, new FlushBatchingMetrics());
         var before = clock.GetTimestamp();
 
         queue.TryEnqueue(Payload(1), Room);
@@ -190,5 +189,5 @@ public sealed class DotNettyWriteQueueTests
         Assert.Equal(0, _queue.QueuedBytes);
     }
 
-    private static ByteString Payload(int size) => ByteString.CopyFrom(new byte[size]);
+    private static ReadOnlyMemory<byte> Payload(int size) => new byte[size];
 }

@@ -1,9 +1,8 @@
 using System.Diagnostics;
 using FlushBatching.Diagnostics;
-using Google.Protobuf;
 using Xunit.Abstractions;
 
-namespace FlushBatching.Akka.Tests;
+namespace FlushBatching.DotNetty.Tests;
 
 /// <summary>
 /// The race between a hand-off clearing its flag and a writer queueing: in every round a write lands while a hand-off on
@@ -11,7 +10,7 @@ namespace FlushBatching.Akka.Tests;
 /// reordered after its first look at the queue (a store then a load, with no full fence) strands that payload. Rounds
 /// run for a fixed time, not a fixed count: a loaded machine runs fewer of them rather than running past CI's bounds.
 /// </summary>
-public sealed class DotNettyWriteQueueRaceTests(ITestOutputHelper output)
+public sealed class PayloadQueueRaceTests(ITestOutputHelper output)
 {
     // With the flag cleared by a volatile store, 22-34 rounds in 5 million stranded a payload here (3 runs, 2 cores);
     // with Interlocked.Exchange, none in 15 million. About a million rounds a second on a quiet 2-core machine.
@@ -20,10 +19,10 @@ public sealed class DotNettyWriteQueueRaceTests(ITestOutputHelper output)
     [Fact]
     public void A_write_racing_a_hand_off_is_handed_off_by_it_or_asks_for_another_in_every_round()
     {
-        var payload = ByteString.CopyFromUtf8("x");
-        DotNettyWriteQueue queue = null!;
+        var payload = (ReadOnlyMemory<byte>)"x"u8.ToArray();
+        PayloadQueue queue = null!;
         var go = 0;
-        var writerOutcome = DotNettyWriteQueue.Outcome.Refused;
+        var writerOutcome = PayloadQueue.Outcome.Refused;
         var writerDone = new ManualResetEventSlim();
         var stranded = new List<int>();
 
@@ -61,7 +60,7 @@ public sealed class DotNettyWriteQueueRaceTests(ITestOutputHelper output)
             // A hand-off is due with nothing left to take: the write that asked for it was taken by the hand-off before
             // (made while that one ran). So the coming hand-off finds the queue empty at its first look, the one
             // look that no interlocked dequeue fences.
-            queue = new DotNettyWriteQueue(TimeProvider.System, FlushBatchingMetrics.Shared);
+            queue = new PayloadQueue(TimeProvider.System, FlushBatchingMetrics.Shared);
             queue.TryEnqueue(payload, long.MaxValue);
             var first = true;
             queue.HandOff(0, (_, _) =>
@@ -79,7 +78,7 @@ public sealed class DotNettyWriteQueueRaceTests(ITestOutputHelper output)
             writerDone.Wait();
 
             // What the writer was told decides whether a hand-off follows; nothing else will come.
-            if (writerOutcome == DotNettyWriteQueue.Outcome.QueuedHandOffNeeded)
+            if (writerOutcome == PayloadQueue.Outcome.QueuedHandOffNeeded)
             {
                 queue.HandOff(0, (_, _) => handedOff++);
             }

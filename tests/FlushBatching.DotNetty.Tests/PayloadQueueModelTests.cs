@@ -2,9 +2,8 @@ using FlushBatching.Diagnostics;
 using System.Buffers.Binary;
 using CsCheck;
 using FlushBatching.Framing;
-using Google.Protobuf;
 
-namespace FlushBatching.Akka.Tests;
+namespace FlushBatching.DotNetty.Tests;
 
 /// <summary>
 /// The DotNetty stack's write queue against a model. One thread: random writes (0 bytes to past a chunk) under random
@@ -13,7 +12,7 @@ namespace FlushBatching.Akka.Tests;
 /// them is told a hand-off is needed, as the event loop does: every payload handed on once, in its writer's order, the
 /// same instance, and none left queued when the writers stop (no hand-off request lost).
 /// </summary>
-public sealed class DotNettyWriteQueueModelTests
+public sealed class PayloadQueueModelTests
 {
     private enum Kind
     {
@@ -53,8 +52,8 @@ public sealed class DotNettyWriteQueueModelTests
 
     private static void Run(Step[] steps)
     {
-        var queue = new DotNettyWriteQueue(TimeProvider.System, FlushBatchingMetrics.Shared);
-        var queued = new Queue<ByteString>();
+        var queue = new PayloadQueue(TimeProvider.System, FlushBatchingMetrics.Shared);
+        var queued = new Queue<ReadOnlyMemory<byte>>();
         long queuedBytes = 0;
         var handOffPending = false;
         foreach (var step in steps)
@@ -62,15 +61,15 @@ public sealed class DotNettyWriteQueueModelTests
             switch (step.Kind)
             {
                 case Kind.Write:
-                    var payload = ByteString.CopyFrom(new byte[step.Size]);
+                    var payload = (ReadOnlyMemory<byte>)new byte[step.Size];
                     var outcome = queue.TryEnqueue(payload, step.Room);
                     if (queuedBytes > step.Room)
                     {
-                        Assert.Equal(DotNettyWriteQueue.Outcome.Refused, outcome);
+                        Assert.Equal(PayloadQueue.Outcome.Refused, outcome);
                         break;
                     }
 
-                    Assert.Equal(handOffPending ? DotNettyWriteQueue.Outcome.Queued : DotNettyWriteQueue.Outcome.QueuedHandOffNeeded, outcome);
+                    Assert.Equal(handOffPending ? PayloadQueue.Outcome.Queued : PayloadQueue.Outcome.QueuedHandOffNeeded, outcome);
                     handOffPending = true;
                     queued.Enqueue(payload);
                     queuedBytes += step.Size + FramingSettings.HeaderLength;
@@ -82,12 +81,12 @@ public sealed class DotNettyWriteQueueModelTests
                     var written = 0;
                     queue.HandOff(queued, (expected, payload) =>
                     {
-                        Assert.Same(expected.Dequeue(), payload);
+                        Assert.Equal(expected.Dequeue(), payload); // the same array: ReadOnlyMemory compares its array, offset and length
                         if (written < step.InHandOff.Length)
                         {
-                            var during = ByteString.CopyFrom(new byte[step.InHandOff[written++]]);
+                            var during = (ReadOnlyMemory<byte>)new byte[step.InHandOff[written++]];
                             Assert.Equal(
-                                handOffPending ? DotNettyWriteQueue.Outcome.Queued : DotNettyWriteQueue.Outcome.QueuedHandOffNeeded,
+                                handOffPending ? PayloadQueue.Outcome.Queued : PayloadQueue.Outcome.QueuedHandOffNeeded,
                                 queue.TryEnqueue(during, long.MaxValue));
                             handOffPending = true;
                             expected.Enqueue(during);
@@ -115,7 +114,7 @@ public sealed class DotNettyWriteQueueModelTests
     {
         var overshoot = writers.Length * (8 + 300 + 4L);
         long mostHeld = 0;
-        var queue = new DotNettyWriteQueue(TimeProvider.System, FlushBatchingMetrics.Shared);
+        var queue = new PayloadQueue(TimeProvider.System, FlushBatchingMetrics.Shared);
         var next = new int[writers.Length];
         var handed = 0;
         using var handOffs = new SemaphoreSlim(0);
@@ -152,9 +151,9 @@ public sealed class DotNettyWriteQueueModelTests
                 var bytes = new byte[8 + sizes[seq]];
                 BinaryPrimitives.WriteInt32LittleEndian(bytes, writer);
                 BinaryPrimitives.WriteInt32LittleEndian(bytes.AsSpan(4), seq);
-                var payload = ByteString.CopyFrom(bytes);
-                DotNettyWriteQueue.Outcome outcome;
-                while ((outcome = queue.TryEnqueue(payload, room)) == DotNettyWriteQueue.Outcome.Refused)
+                var payload = (ReadOnlyMemory<byte>)bytes.ToArray();
+                PayloadQueue.Outcome outcome;
+                while ((outcome = queue.TryEnqueue(payload, room)) == PayloadQueue.Outcome.Refused)
                 {
                     Thread.Yield();
                 }
@@ -165,7 +164,7 @@ public sealed class DotNettyWriteQueueModelTests
                 {
                 }
 
-                if (outcome == DotNettyWriteQueue.Outcome.QueuedHandOffNeeded)
+                if (outcome == PayloadQueue.Outcome.QueuedHandOffNeeded)
                 {
                     handOffs.Release();
                 }
@@ -188,7 +187,7 @@ public sealed class DotNettyWriteQueueModelTests
         Assert.Equal(0, queue.QueuedBytes);
         if (room != long.MaxValue)
         {
-            Assert.True(mostHeld <= room + overshoot + DotNettyWriteQueue.UncountEvery, $"{mostHeld} bytes held with room for {room}");
+            Assert.True(mostHeld <= room + overshoot + PayloadQueue.UncountEvery, $"{mostHeld} bytes held with room for {room}");
         }
     }
 }

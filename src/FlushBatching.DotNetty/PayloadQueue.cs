@@ -1,15 +1,15 @@
 using System.Collections.Concurrent;
-using FlushBatching.Framing;
 using FlushBatching.Diagnostics;
-using Google.Protobuf;
+using FlushBatching.Framing;
 
-namespace FlushBatching.Akka;
+namespace FlushBatching.DotNetty;
 
 /// <summary>
-/// The payloads a DotNetty connection has accepted and its event loop has not taken yet. Writers on any thread add;
-/// one hand-off at a time, on the event loop, takes them in order. It counts the frame bytes it holds, so that a write is
-/// refused once they pass the room the channel's outbound buffer has left below its high-water mark: a busy event loop
-/// cannot let one burst queue without bound. No channel here: the connection passes the room in and runs the hand-off.
+/// The payloads a <see cref="QueuedChannelWriter"/> has accepted and its event loop has not taken yet. Writers on any
+/// thread add; one hand-off at a time, on the event loop, takes them in order. It counts the frame bytes it holds, so
+/// that a write is refused once they pass the room the channel's outbound buffer has left below its high-water mark: a
+/// busy event loop cannot let one burst queue without bound. No channel here: the writer passes the room in and runs
+/// the hand-off.
 /// </summary>
 /// <remarks>
 /// What a hand-off hands on is taken off the count after every <see cref="UncountEvery"/> bytes and at the hand-off's end, not per
@@ -21,14 +21,14 @@ namespace FlushBatching.Akka;
 /// counted nowhere, so a write racing it may be accepted up to that payload past the mark, as the last write accepted
 /// below the mark may take the bytes past it anyway.
 /// </remarks>
-/// <param name="time">The clock <see cref="WaitingSince"/> is read from: the connection's.</param>
+/// <param name="time">The clock <see cref="WaitingSince"/> is read from: the writer's.</param>
 /// <param name="metrics">Whose <c>flushbatching.queue_delay</c> <see cref="WaitingSince"/> serves: read only while it is heard.</param>
-internal sealed class DotNettyWriteQueue(TimeProvider time, FlushBatchingMetrics metrics)
+internal sealed class PayloadQueue(TimeProvider time, FlushBatchingMetrics metrics)
 {
     /// <summary>How many bytes a hand-off hands on before it takes them off the count: 16 KiB, whatever the batch size.</summary>
     public const long UncountEvery = 16 * 1024;
 
-    private readonly ConcurrentQueue<ByteString> _queue = new();
+    private readonly ConcurrentQueue<ReadOnlyMemory<byte>> _queue = new();
     private long _queuedBytes;
     private int _handOffScheduled;
     private long _waitingSince;
@@ -57,9 +57,9 @@ internal sealed class DotNettyWriteQueue(TimeProvider time, FlushBatchingMetrics
     public long WaitingSince => Volatile.Read(ref _waitingSince);
 
     /// <summary>Queues <paramref name="payload"/> unless the bytes held already pass <paramref name="room"/>.</summary>
-    /// <param name="payload">Akka's payload, kept as it is (immutable, not copied).</param>
+    /// <param name="payload">The payload, kept as it is (not copied): the writer must not change it until it is sent.</param>
     /// <param name="room">What the channel can still take before it turns unwritable; negative when it is unwritable.</param>
-    public Outcome TryEnqueue(ByteString payload, long room)
+    public Outcome TryEnqueue(ReadOnlyMemory<byte> payload, long room)
     {
         if (Volatile.Read(ref _queuedBytes) > room)
         {
@@ -79,7 +79,7 @@ internal sealed class DotNettyWriteQueue(TimeProvider time, FlushBatchingMetrics
     }
 
     /// <summary>On the event loop: hands every payload queued to <paramref name="write"/>, in order.</summary>
-    public void HandOff<TState>(TState state, Action<TState, ByteString> write)
+    public void HandOff<TState>(TState state, Action<TState, ReadOnlyMemory<byte>> write)
     {
         // Clear the flag before taking payloads: a write racing with this hand-off either is taken below or asks anew.
         // A full fence, not a volatile store: a store followed by a load may be reordered (on x64 too), and a writer
@@ -119,5 +119,5 @@ internal sealed class DotNettyWriteQueue(TimeProvider time, FlushBatchingMetrics
         }
     }
 
-    private static long FrameLength(ByteString payload) => payload.Length + FramingSettings.HeaderLength;
+    private static long FrameLength(ReadOnlyMemory<byte> payload) => FrameEncoder.FrameLength(payload.Length);
 }

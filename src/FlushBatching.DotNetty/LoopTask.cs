@@ -1,13 +1,14 @@
 using DotNetty.Common.Concurrency;
 
-namespace FlushBatching.Akka;
+namespace FlushBatching.DotNetty;
 
 /// <summary>
 /// A task for a channel's event loop that either runs there or, when the loop terminates without running it, has its
 /// fallback run instead, once, on the thread that sees the termination. DotNetty 0.7.6's loop never refuses a task:
 /// <c>Execute</c> queues it whatever the loop's state, and a task queued after the shutdown's last look at the queue
-/// stays there for ever, with nothing thrown. So a read start, a hand-off or a close given to a loop that stops under
-/// it would be lost without a word.
+/// stays there for ever, with nothing thrown. So a read start, a drain or a close given to a loop that stops under it
+/// would be lost without a word. An executor that refuses the task instead (<see cref="RejectedExecutionException"/>,
+/// as other <see cref="IEventExecutor"/>s may while they terminate) has the fallback run inside the call.
 /// </summary>
 /// <remarks>
 /// No look at the loop's state before the task is queued, only after: a task queued while the loop was not shutting
@@ -37,7 +38,16 @@ internal sealed class LoopTask : IRunnable
     public static void Execute(IEventExecutor loop, Action<object> task, Action<object> fallback, object state)
     {
         var work = new LoopTask(task, fallback, state);
-        loop.Execute(work);
+        try
+        {
+            loop.Execute(work);
+        }
+        catch (RejectedExecutionException)
+        {
+            work.RunFallback();
+            return;
+        }
+
         if (loop.IsShuttingDown)
         {
             loop.TerminationCompletion.ContinueWith(
