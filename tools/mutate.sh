@@ -4,7 +4,7 @@
 # rerunning the loopback-socket suites for every mutant. Not run by CI.
 #
 #   tools/mutate.sh GROUP...          GROUP: core-batching core-framing core-queue core-marks core-settings
-#                                            dotnetty-handler akka-settings akka-dotnetty akka-loops akka-setup-log, or
+#                                            dotnetty-handler akka-settings akka-loops akka-setup-log, or
 #                                            all; the lifecycle groups (loopback sockets and transports, minutes a
 #                                            group): core-connection core-setup akka-openset akka-association
 #                                            akka-dotnetty-close, or lifecycle
@@ -29,24 +29,23 @@ spec_of() {
   case $1 in
     core-batching) spec="FlushBatching.csproj|FlushBatching.Tests|**/Batching/*.cs|FullyQualifiedName~FlushBatching.Tests.Batching" ;;
     core-framing) spec="FlushBatching.csproj|FlushBatching.Tests|**/Framing/*.cs|FullyQualifiedName~FlushBatching.Tests.Framing" ;;
-    core-queue) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/FrameWriteQueue.cs,**/Tcp/FrameSender.cs|FullyQualifiedName~FrameWriteQueue|FullyQualifiedName~FrameSenderTests|FullyQualifiedName~SendPathModelTests" ;;
+    core-queue) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/Loops/FrameWriteQueue.cs,**/Tcp/Loops/FrameChunks.cs,**/Tcp/Loops/FrameSender.cs|FullyQualifiedName~FrameWriteQueue|FullyQualifiedName~FrameSenderTests|FullyQualifiedName~SendPathModelTests" ;;
     core-settings) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/ConnectionSettings.cs,**/SettingText.cs|FullyQualifiedName~ConnectionSettingsTests|FullyQualifiedName~SettingTextTests|FullyQualifiedName~BatchingSettingsTests|FullyQualifiedName~FramingSettingsTests|FullyQualifiedName~WriteBufferMarksTests" ;;
     dotnetty-handler) spec="FlushBatching.DotNetty.csproj|FlushBatching.DotNetty.Tests|**/*.cs|FullyQualifiedName~FlushBatching.DotNetty.Tests&FullyQualifiedName!~In_a_pipeline_built_as_the_guide_says" ;;
     akka-settings) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/SectionReader.cs,**/BatchingTransportSettings.cs,**/TlsSection.cs|FullyQualifiedName~SettingsValidationTests|FullyQualifiedName~BatchingTransportSettingsTests" ;;
-    core-connection) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/FramedConnection.cs,**/Tcp/FrameReceiver.cs,**/Tcp/SocketSender.cs|FullyQualifiedName~ConnectionLifecycleTests|FullyQualifiedName~MetricsTests|FullyQualifiedName~CloseTests|FullyQualifiedName~BadInputTests|FullyQualifiedName~FrameReceiverTests|FullyQualifiedName~FlushTriggerTests|FullyQualifiedName~BackPressureTests|FullyQualifiedName~SocketSenderTests" ;;
-    core-setup) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/FramedConnector.cs,**/Tcp/FramedListener.cs|FullyQualifiedName~ConnectorTests|FullyQualifiedName~ListenerTests|FullyQualifiedName~AcceptErrorTests|FullyQualifiedName~DescriptorLeakTests|FullyQualifiedName~SocketOptionsTests|FullyQualifiedName~BadInputTests|FullyQualifiedName~CloseTests" ;;
+    core-connection) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/FramedConnection.cs,**/Tcp/Loops/FrameReceiver.cs,**/Tcp/Loops/CloseDeadline.cs,**/Tcp/Io/SocketSender.cs|FullyQualifiedName~ConnectionLifecycleTests|FullyQualifiedName~MetricsTests|FullyQualifiedName~CloseTests|FullyQualifiedName~BadInputTests|FullyQualifiedName~FrameReceiverTests|FullyQualifiedName~FlushTriggerTests|FullyQualifiedName~BackPressureTests|FullyQualifiedName~SocketSenderTests" ;;
+    core-setup) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/FramedConnector.cs,**/Tcp/FramedListener.cs,**/Tcp/Admission/AcceptPause.cs|FullyQualifiedName~ConnectorTests|FullyQualifiedName~ListenerTests|FullyQualifiedName~AcceptErrorTests|FullyQualifiedName~DescriptorLeakTests|FullyQualifiedName~SocketOptionsTests|FullyQualifiedName~BadInputTests|FullyQualifiedName~CloseTests" ;;
     akka-openset) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/OpenSet.cs|FullyQualifiedName~OpenSetTests" ;;
     akka-association) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/BatchingAssociationHandle.cs,**/FlushBatchingTransport.cs|FullyQualifiedName~BatchingTcpTransportSpiTests" ;;
-    akka-dotnetty-close) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/DotNetty/DotNettyPipelineTail.cs,**/DotNetty/DotNettyConnection.cs,**/DotNetty/DotNettyConnectionStack.cs,**/DotNetty/DotNettyListener.cs,**/DotNetty/DotNettyConnector.cs|FullyQualifiedName~DotNettyConnectionStackTests|FullyQualifiedName~DotNettyBatchingTransportSpiTests" ;;
-    core-marks) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/WriteBufferMarks.cs,**/Tcp/SendSignal.cs|FullyQualifiedName~WriteBufferMarksTests|FullyQualifiedName~SendSignalTests|FullyQualifiedName~FrameWriteQueue" ;;
-    akka-loops) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/DotNetty/ThreadPoolEventLoop.cs,**/DotNetty/EventLoopShutdown.cs|FullyQualifiedName~ThreadPoolEventLoopTests|FullyQualifiedName~EventLoopShutdownTests" ;;
+    akka-dotnetty-close) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/DotNettyStack/DotNettyReadGate.cs,**/DotNettyStack/DotNettyConnection.cs,**/DotNettyStack/DotNettyConnectionStack.cs,**/DotNettyStack/DotNettyListener.cs,**/DotNettyStack/DotNettyConnector.cs|FullyQualifiedName~DotNettyConnectionStackTests|FullyQualifiedName~DotNettyBatchingTransportSpiTests" ;;
+    core-marks) spec="FlushBatching.csproj|FlushBatching.Tests|**/Tcp/Loops/WriteBufferMarks.cs,**/Tcp/Loops/SendSignal.cs|FullyQualifiedName~WriteBufferMarksTests|FullyQualifiedName~SendSignalTests|FullyQualifiedName~FrameWriteQueue" ;;
+    akka-loops) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/DotNettyStack/ThreadPoolEventLoop.cs,**/DotNettyStack/EventLoopShutdown.cs|FullyQualifiedName~ThreadPoolEventLoopTests|FullyQualifiedName~EventLoopShutdownTests" ;;
     akka-setup-log) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/InboundSetupLog.cs|FullyQualifiedName~InboundSetupLogTests" ;;
-    akka-dotnetty) spec="FlushBatching.Akka.csproj|FlushBatching.Akka.Tests|**/DotNetty/DotNettyWriteQueue.cs,**/DotNetty/DotNettyPayloadDecoder.cs|FullyQualifiedName~DotNettyWriteQueue|FullyQualifiedName~DotNettyPayloadDecoderTests" ;;
     *) echo "error: no group '$1'" >&2; exit 2 ;;
   esac
   echo "$spec"
 }
-all_groups=(core-batching core-framing core-queue core-marks core-settings dotnetty-handler akka-settings akka-dotnetty akka-loops akka-setup-log)
+all_groups=(core-batching core-framing core-queue core-marks core-settings dotnetty-handler akka-settings akka-loops akka-setup-log)
 lifecycle_groups=(core-connection core-setup akka-openset akka-association akka-dotnetty-close)
 groups=("$@")
 [[ ${#groups[@]} -gt 0 ]] || { sed -n 2,17p "$0" >&2; exit 2; }

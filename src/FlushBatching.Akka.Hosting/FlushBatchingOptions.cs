@@ -1,3 +1,4 @@
+using FlushBatching.Akka.DotNettyStack;
 using System.Globalization;
 using System.Text;
 using Akka.Configuration;

@@ -1,3 +1,4 @@
+using FlushBatching.Tcp.Admission;
 using System.Net;
 using FlushBatching.Tcp;
 

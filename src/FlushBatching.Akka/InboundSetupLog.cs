@@ -1,4 +1,5 @@
 using Akka.Event;
+using FlushBatching.Tcp.Admission;
 using FlushBatching.Tcp;
 
 namespace FlushBatching.Akka;

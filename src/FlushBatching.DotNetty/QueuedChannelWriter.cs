@@ -1,3 +1,4 @@
+using FlushBatching.Tcp.Loops;
 using System.Globalization;
 using System.Runtime.InteropServices;
 using DotNetty.Buffers;

@@ -1,3 +1,4 @@
+using FlushBatching.Tcp.Admission;
 using System.Globalization;
 using System.Security.Cryptography.X509Certificates;
 using Akka.Actor;

@@ -1,3 +1,4 @@
+using FlushBatching.Tcp.Admission;
 using System.Buffers.Binary;
 using System.Net;
 using System.Net.Sockets;

@@ -1,3 +1,5 @@
+using FlushBatching.Akka.DotNettyStack;
+using FlushBatching.Tcp.Admission;
 using System.Net;
 using System.Net.Sockets;
 using DotNetty.Transport.Bootstrapping;

@@ -1,3 +1,4 @@
+using FlushBatching.Akka.DotNettyStack;
 using System.Diagnostics;
 using Akka.Event;
 using FlushBatching.Akka.Tests.Support;

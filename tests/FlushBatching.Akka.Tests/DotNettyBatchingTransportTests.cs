@@ -1,3 +1,4 @@
+using FlushBatching.Akka.DotNettyStack;
 using FlushBatching.Akka.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;

@@ -1,4 +1,5 @@
 using DotNetty.Transport.Channels;
+using FlushBatching.Akka.DotNettyStack;
 using Xunit;
 
 namespace FlushBatching.Akka.Tests;

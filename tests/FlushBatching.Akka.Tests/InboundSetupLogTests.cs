@@ -1,3 +1,4 @@
+using FlushBatching.Tcp.Admission;
 using FlushBatching.Tcp;
 using FlushBatching.Akka.Tests.Support;
 using Microsoft.Extensions.Time.Testing;

@@ -1,3 +1,4 @@
+using FlushBatching.Akka.SocketsStack;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
 

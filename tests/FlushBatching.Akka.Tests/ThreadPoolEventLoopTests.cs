@@ -1,3 +1,4 @@
+using FlushBatching.Akka.DotNettyStack;
 using System.Collections.Concurrent;
 using DotNetty.Transport.Channels;
 using Xunit;

@@ -1,3 +1,5 @@
+using FlushBatching.Akka.DotNettyStack;
+using FlushBatching.Akka.SocketsStack;
 using System.Net;
 using Akka.Actor;
 using Akka.Configuration;

@@ -1,3 +1,4 @@
+using FlushBatching.Tcp.Io;
 using FlushBatching.Tcp;
 
 namespace FlushBatching.Fuzz;

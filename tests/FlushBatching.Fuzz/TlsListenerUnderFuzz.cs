@@ -1,3 +1,4 @@
+using FlushBatching.Akka.DotNettyStack;
 using System.Net;
 using System.Net.Sockets;
 using System.Security.Authentication;

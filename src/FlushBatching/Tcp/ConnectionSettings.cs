@@ -1,3 +1,5 @@
+using FlushBatching.Tcp.Admission;
+using FlushBatching.Tcp.Loops;
 using System.Buffers;
 using System.Globalization;
 using System.IO.Pipelines;

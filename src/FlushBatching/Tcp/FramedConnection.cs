@@ -1,3 +1,5 @@
+using FlushBatching.Tcp.Io;
+using FlushBatching.Tcp.Loops;
 using System.Net;
 using System.Net.Sockets;
 using FlushBatching.Framing;

@@ -1,3 +1,4 @@
+using FlushBatching.Tcp.Io;
 using System.Net;
 using System.Net.Sockets;
 using System.Security.Authentication;

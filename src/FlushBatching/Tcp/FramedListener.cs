@@ -1,3 +1,5 @@
+using FlushBatching.Tcp.Admission;
+using FlushBatching.Tcp.Io;
 using System.Net;
 using System.Net.Sockets;
 

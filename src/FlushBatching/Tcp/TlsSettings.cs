@@ -1,3 +1,4 @@
+using FlushBatching.Tcp.Tls;
 using System.Net.Security;
 using System.Security.Authentication;
 using System.Security.Cryptography;

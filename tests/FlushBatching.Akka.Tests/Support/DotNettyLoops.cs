@@ -1,4 +1,5 @@
 using Akka.Configuration;
+using FlushBatching.Akka.DotNettyStack;
 
 namespace FlushBatching.Akka.Tests.Support;
 

@@ -1,3 +1,4 @@
+using FlushBatching.Tcp.Io;
 using System.Buffers.Binary;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;

@@ -1,3 +1,5 @@
+using FlushBatching.Tcp.Io;
+using FlushBatching.Tcp.Loops;
 using System.Threading.Channels;
 using FlushBatching.Tcp;
 using Microsoft.Extensions.Time.Testing;

@@ -1,5 +1,6 @@
 using FlushBatching.Batching;
 using FlushBatching.Diagnostics;
+using FlushBatching.Tcp.Loops;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
 using Microsoft.Extensions.Time.Testing;

@@ -1,3 +1,4 @@
+using FlushBatching.Tcp.Loops;
 using System.Buffers.Binary;
 using CsCheck;
 using FlushBatching.Framing;

@@ -1,3 +1,4 @@
+using FlushBatching.Tcp.Admission;
 using FlushBatching.Tcp;
 
 namespace FlushBatching.Tests.Tcp;

@@ -1,3 +1,5 @@
+using FlushBatching.Tcp.Io;
+using FlushBatching.Tcp.Loops;
 using System.Buffers.Binary;
 using CsCheck;
 using FlushBatching.Framing;

@@ -1,3 +1,4 @@
+using FlushBatching.Tcp.Loops;
 using FlushBatching.Tcp;
 
 namespace FlushBatching.Tests.Tcp;

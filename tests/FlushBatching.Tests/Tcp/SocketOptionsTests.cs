@@ -1,3 +1,4 @@
+using FlushBatching.Tcp.Io;
 using System.Net.Sockets;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;

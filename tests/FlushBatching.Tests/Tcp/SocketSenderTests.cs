@@ -1,3 +1,5 @@
+using FlushBatching.Tcp.Io;
+using FlushBatching.Tcp.Loops;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
 
