@@ -81,6 +81,10 @@ public sealed class QueuedChannelWriter : ChannelHandlerAdapter
     // 1 while a look at the outbound buffer after a write's end is queued on the event loop.
     private int _lookScheduled;
 
+    // While a drain runs: a write that ends inside it (a flush the socket took at once) needs no look of its own, the
+    // drain looks when it ends.
+    private bool _draining;
+
     /// <summary>Creates a writer for one channel.</summary>
     /// <param name="settings">
     /// What the writer reads of a connection's settings: the water marks (<see cref="ConnectionSettings.WriteBufferHighWaterMark"/>
@@ -242,6 +246,7 @@ public sealed class QueuedChannelWriter : ChannelHandlerAdapter
             context.WriteAsync(new WritesQueuedSince(since));
         }
 
+        _draining = true;
         try
         {
             _queue.HandOff(this, static (writer, payload) => writer.Write(payload));
@@ -251,6 +256,7 @@ public sealed class QueuedChannelWriter : ChannelHandlerAdapter
             // A write that threw ends the drain too: what it wrote before goes out, and later writes are not left
             // waiting for a burst end nobody will report.
             context.Flush();
+            _draining = false;
             ObserveBacklog(context.Channel);
         }
     }
@@ -307,9 +313,16 @@ public sealed class QueuedChannelWriter : ChannelHandlerAdapter
     }
 
     // A write ended. DotNetty completes a write before it takes its bytes off the outbound buffer's count, so the look
-    // is a task of its own, behind the one completing it: one at a time, however many writes end before it runs.
+    // is a task of its own, behind the one completing it: one at a time, however many writes end before it runs. None
+    // while nothing was seen unsent (the last look found the buffer empty: nothing stale to correct), nor inside a
+    // drain, which looks as it ends: a socket that takes each flush at once costs no task here.
     private void OnWriteDone()
     {
+        if (_draining || Volatile.Read(ref _backlog) == 0)
+        {
+            return;
+        }
+
         if (Interlocked.Exchange(ref _lookScheduled, 1) == 0)
         {
             LoopTask.Execute(_context!.Channel.EventLoop, LookAgainTask, static _ => { }, this);
