@@ -9,7 +9,8 @@
 # Each repeat (REPEAT, default 3) starts a fresh server process per build and runs both builds' clients, BEFORE first
 # in odd repeats and AFTER first in even ones: a process that happens to run slow, or a build that always runs second,
 # then weighs on one run of each build instead of on all of one build's runs. OUT receives every run's text and JSON
-# and summary.md. With LOCAL=1 each run is one process (both ActorSystems in it, no server), where the ceiling
+# and summary.md (benchmarks/compare_summary.py: medians with each build's spread).
+# With LOCAL=1 each run is one process (both ActorSystems in it, no server), where the ceiling
 # transport can run beside the others. SERVER_ARGS go to each server process, for example "--starve-pool 8".
 set -euo pipefail
 before=$1 after=$2 out=$3
@@ -59,26 +60,5 @@ for run in $(seq 1 "$repeat"); do
     server=
   done
 done
-python3 - "$out" >"$out/summary.md" <<'PY'
-import glob, json, statistics as st, sys
-out = sys.argv[1]
-rows = {}
-for build in ("before", "after"):
-    for f in sorted(glob.glob(f"{out}/{build}-*.json")):
-        for r in json.load(open(f))["Rows"]:
-            rows.setdefault((build, r["Transport"], r["Clients"]), []).append(r)
-def med(build, t, c, key):
-    return st.median(r[key] for r in rows[(build, t, c)])
-def vs(build, t, c, reference):
-    if (build, reference, c) not in rows:
-        return "-"
-    return f'{st.median(a["MsgsPerSec"] / s["MsgsPerSec"] for a, s in zip(rows[(build, t, c)], rows[(build, reference, c)])):.2f}'
-print("| transport | clients | msgs/s before | after | after/before | × stock before | after | × ceiling before | after | CPU µs/msg before | after |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
-for t, c in sorted({(k[1], k[2]) for k in rows}):
-    b, a = med("before", t, c, "MsgsPerSec"), med("after", t, c, "MsgsPerSec")
-    print(f"| {t} | {c} | {b:,.0f} | {a:,.0f} | {a / b:.2f} | {vs('before', t, c, 'stock')} | {vs('after', t, c, 'stock')} | "
-          f"{vs('before', t, c, 'ceiling')} | {vs('after', t, c, 'ceiling')} | "
-          f"{med('before', t, c, 'CpuUsPerMessage'):.2f} | {med('after', t, c, 'CpuUsPerMessage'):.2f} |")
-PY
+python3 "$root/benchmarks/compare_summary.py" "$out" >"$out/summary.md"
 cat "$out/summary.md"
