@@ -1,7 +1,7 @@
-using FlushBatching.Akka.DotNettyStack;
 using System.Globalization;
 using System.Text;
 using Akka.Configuration;
+using FlushBatching.Akka.DotNettyStack;
 using FlushBatching.Batching;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;

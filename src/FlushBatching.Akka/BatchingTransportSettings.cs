@@ -1,5 +1,3 @@
-using FlushBatching.Akka.DotNettyStack;
-using FlushBatching.Tcp.Admission;
 using System.Net;
 using System.Net.Sockets;
 using Akka.Actor;
@@ -7,10 +5,12 @@ using Akka.Configuration;
 using Akka.Event;
 using Akka.Remote.Transport;
 using Akka.Remote.Transport.DotNetty;
+using FlushBatching.Akka.DotNettyStack;
 using FlushBatching.Batching;
 using FlushBatching.Diagnostics;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Admission;
 
 namespace FlushBatching.Akka;
 

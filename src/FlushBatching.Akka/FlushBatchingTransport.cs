@@ -1,4 +1,3 @@
-using FlushBatching.Tcp.Admission;
 using System.Net.Sockets;
 using Akka.Actor;
 using Akka.Configuration;
@@ -7,6 +6,7 @@ using Akka.Remote;
 using Akka.Remote.Transport;
 using FlushBatching.Diagnostics;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Admission;
 
 namespace FlushBatching.Akka;
 

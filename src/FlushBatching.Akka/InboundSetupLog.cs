@@ -1,6 +1,6 @@
 using Akka.Event;
-using FlushBatching.Tcp.Admission;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Admission;
 
 namespace FlushBatching.Akka;
 

@@ -1,10 +1,10 @@
-using FlushBatching.Tcp.Loops;
 using System.Globalization;
 using System.Runtime.InteropServices;
 using DotNetty.Buffers;
 using DotNetty.Transport.Channels;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Loops;
 
 namespace FlushBatching.DotNetty;
 

@@ -1,4 +1,3 @@
-using FlushBatching.Tcp.Admission;
 using System.Globalization;
 using System.Security.Cryptography.X509Certificates;
 using Akka.Actor;
@@ -12,6 +11,7 @@ using FlushBatching.Akka.Tests.Support;
 using FlushBatching.Batching;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Admission;
 using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;

@@ -1,10 +1,10 @@
-using FlushBatching.Tcp.Admission;
 using System.Buffers.Binary;
 using System.Net;
 using System.Net.Sockets;
 using FlushBatching.Akka.Tests.Support;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Admission;
 using FlushBatching.Tests.Support;
 using Google.Protobuf;
 

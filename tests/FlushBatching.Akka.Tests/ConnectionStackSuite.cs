@@ -1,5 +1,3 @@
-using FlushBatching.Tcp.Admission;
-using FlushBatching.Tcp.Io;
 using System.Net;
 using System.Net.Sockets;
 using System.Security.Authentication;
@@ -8,6 +6,8 @@ using FlushBatching.Akka.Tests.Support;
 using FlushBatching.Diagnostics;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Admission;
+using FlushBatching.Tcp.Io;
 using FlushBatching.Tests.Support;
 using Google.Protobuf;
 using Microsoft.Extensions.Time.Testing;

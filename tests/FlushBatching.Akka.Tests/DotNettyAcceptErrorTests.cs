@@ -1,11 +1,11 @@
-using FlushBatching.Akka.DotNettyStack;
-using FlushBatching.Tcp.Admission;
 using System.Net;
 using System.Net.Sockets;
 using DotNetty.Transport.Bootstrapping;
 using DotNetty.Transport.Channels;
+using FlushBatching.Akka.DotNettyStack;
 using FlushBatching.Akka.Tests.Support;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Admission;
 using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;

@@ -1,6 +1,6 @@
-using FlushBatching.Akka.DotNettyStack;
 using System.Diagnostics;
 using Akka.Event;
+using FlushBatching.Akka.DotNettyStack;
 using FlushBatching.Akka.Tests.Support;
 using FlushBatching.Tests.Support;
 

@@ -1,10 +1,10 @@
-using FlushBatching.Akka.DotNettyStack;
 using System.Net;
 using System.Threading.Channels;
+using FlushBatching.Akka.DotNettyStack;
+using FlushBatching.Akka.Tests.Support;
 using FlushBatching.Diagnostics;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
-using FlushBatching.Akka.Tests.Support;
 using FlushBatching.Tests.Support;
 using Google.Protobuf;
 using Microsoft.Extensions.Time.Testing;

@@ -1,6 +1,6 @@
-using FlushBatching.Tcp.Admission;
-using FlushBatching.Tcp;
 using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Tcp;
+using FlushBatching.Tcp.Admission;
 using Microsoft.Extensions.Time.Testing;
 
 namespace FlushBatching.Akka.Tests;

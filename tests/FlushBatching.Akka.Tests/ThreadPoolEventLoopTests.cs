@@ -1,9 +1,9 @@
-using FlushBatching.Akka.DotNettyStack;
 using System.Collections.Concurrent;
 using DotNetty.Transport.Channels;
+using FlushBatching.Akka.DotNettyStack;
+using FlushBatching.Tests.Support;
 using Xunit;
 using Xunit.Abstractions;
-using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Akka.Tests;
 

@@ -1,8 +1,8 @@
-using FlushBatching.Akka.DotNettyStack;
-using FlushBatching.Akka.SocketsStack;
 using System.Net;
 using Akka.Actor;
 using Akka.Configuration;
+using FlushBatching.Akka.DotNettyStack;
+using FlushBatching.Akka.SocketsStack;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
 

@@ -1,5 +1,5 @@
-using FlushBatching.Tcp.Io;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Io;
 
 namespace FlushBatching.Fuzz;
 

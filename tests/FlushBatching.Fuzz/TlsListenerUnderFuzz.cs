@@ -1,4 +1,3 @@
-using FlushBatching.Akka.DotNettyStack;
 using System.Net;
 using System.Net.Sockets;
 using System.Security.Authentication;
@@ -6,6 +5,7 @@ using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using System.Threading.Channels;
 using FlushBatching.Akka;
+using FlushBatching.Akka.DotNettyStack;
 using FlushBatching.Tcp;
 
 namespace FlushBatching.Fuzz;

@@ -1,8 +1,8 @@
-using FlushBatching.Tcp.Tls;
 using System.Net;
 using DotNetty.Transport.Channels;
 using FlushBatching.DotNetty;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Tls;
 using Google.Protobuf;
 
 namespace FlushBatching.Akka.DotNettyStack;

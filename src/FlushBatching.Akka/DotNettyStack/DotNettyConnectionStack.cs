@@ -1,7 +1,7 @@
-using FlushBatching.Tcp.Admission;
 using System.Net;
 using DotNetty.Transport.Channels;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Admission;
 
 namespace FlushBatching.Akka.DotNettyStack;
 

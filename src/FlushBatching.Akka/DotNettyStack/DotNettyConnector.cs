@@ -1,10 +1,10 @@
-using FlushBatching.Tcp.Tls;
 using System.Net;
 using System.Security.Authentication;
 using DotNetty.Transport.Bootstrapping;
 using DotNetty.Transport.Channels;
 using DotNetty.Transport.Channels.Sockets;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Tls;
 
 namespace FlushBatching.Akka.DotNettyStack;
 

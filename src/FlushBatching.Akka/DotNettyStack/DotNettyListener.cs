@@ -1,10 +1,10 @@
-using FlushBatching.Tcp.Admission;
 using System.Net;
 using System.Net.Sockets;
 using DotNetty.Transport.Bootstrapping;
 using DotNetty.Transport.Channels;
 using DotNetty.Transport.Channels.Sockets;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Admission;
 
 namespace FlushBatching.Akka.DotNettyStack;
 

@@ -1,11 +1,11 @@
-using FlushBatching.Tcp.Io;
-using FlushBatching.Tcp.Tls;
 using System.Net.Security;
 using System.Security.Cryptography.X509Certificates;
 using DotNetty.Handlers.Tls;
 using DotNetty.Transport.Channels;
 using FlushBatching.DotNetty;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Io;
+using FlushBatching.Tcp.Tls;
 using TlsSettings = FlushBatching.Tcp.TlsSettings;
 
 namespace FlushBatching.Akka.DotNettyStack;

@@ -1,7 +1,7 @@
 using DotNetty.Handlers.Tls;
 using DotNetty.Transport.Channels;
-using FlushBatching.Tcp.Tls;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Tls;
 using Google.Protobuf;
 
 namespace FlushBatching.Akka.DotNettyStack;

@@ -1,6 +1,6 @@
-using FlushBatching.Tcp.Admission;
 using System.Net;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Admission;
 
 namespace FlushBatching.Akka.SocketsStack;
 

@@ -1,11 +1,11 @@
-using FlushBatching.Tcp.Admission;
-using FlushBatching.Tcp.Loops;
 using System.Buffers;
 using System.Globalization;
 using System.IO.Pipelines;
 using FlushBatching.Batching;
 using FlushBatching.Diagnostics;
 using FlushBatching.Framing;
+using FlushBatching.Tcp.Admission;
+using FlushBatching.Tcp.Loops;
 
 namespace FlushBatching.Tcp;
 

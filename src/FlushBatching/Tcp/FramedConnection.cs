@@ -1,8 +1,8 @@
-using FlushBatching.Tcp.Io;
-using FlushBatching.Tcp.Loops;
 using System.Net;
 using System.Net.Sockets;
 using FlushBatching.Framing;
+using FlushBatching.Tcp.Io;
+using FlushBatching.Tcp.Loops;
 
 namespace FlushBatching.Tcp;
 

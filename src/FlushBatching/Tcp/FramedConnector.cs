@@ -1,7 +1,7 @@
-using FlushBatching.Tcp.Io;
 using System.Net;
 using System.Net.Sockets;
 using System.Security.Authentication;
+using FlushBatching.Tcp.Io;
 
 namespace FlushBatching.Tcp;
 

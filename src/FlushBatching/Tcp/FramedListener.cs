@@ -1,7 +1,7 @@
-using FlushBatching.Tcp.Admission;
-using FlushBatching.Tcp.Io;
 using System.Net;
 using System.Net.Sockets;
+using FlushBatching.Tcp.Admission;
+using FlushBatching.Tcp.Io;
 
 namespace FlushBatching.Tcp;
 

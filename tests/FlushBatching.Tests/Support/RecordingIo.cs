@@ -1,7 +1,7 @@
-using FlushBatching.Tcp.Io;
 using System.Buffers.Binary;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Io;
 
 namespace FlushBatching.Tests.Support;
 

@@ -1,5 +1,5 @@
-using FlushBatching.Tcp.Admission;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Admission;
 
 namespace FlushBatching.Tests.Tcp;
 

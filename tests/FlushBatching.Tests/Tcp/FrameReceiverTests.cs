@@ -1,9 +1,9 @@
-using FlushBatching.Tcp.Io;
-using FlushBatching.Tcp.Loops;
 using System.Threading.Channels;
 using FlushBatching.Tcp;
-using Microsoft.Extensions.Time.Testing;
+using FlushBatching.Tcp.Io;
+using FlushBatching.Tcp.Loops;
 using FlushBatching.Tests.Support;
+using Microsoft.Extensions.Time.Testing;
 
 namespace FlushBatching.Tests.Tcp;
 

@@ -1,7 +1,7 @@
 using FlushBatching.Batching;
 using FlushBatching.Diagnostics;
-using FlushBatching.Tcp.Loops;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Loops;
 using FlushBatching.Tests.Support;
 using Microsoft.Extensions.Time.Testing;
 

@@ -1,8 +1,8 @@
-using FlushBatching.Tcp.Loops;
 using System.Buffers.Binary;
 using CsCheck;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Loops;
 using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Tests.Tcp;

@@ -1,7 +1,7 @@
-using FlushBatching.Tcp.Loops;
 using System.Buffers.Binary;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Loops;
 using FlushBatching.Tests.Support;
 using Microsoft.Extensions.Time.Testing;
 

@@ -1,9 +1,9 @@
-using FlushBatching.Tcp.Io;
-using FlushBatching.Tcp.Loops;
 using System.Buffers.Binary;
 using CsCheck;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Io;
+using FlushBatching.Tcp.Loops;
 using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Tests.Tcp;

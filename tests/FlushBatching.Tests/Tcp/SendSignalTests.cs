@@ -1,5 +1,5 @@
-using FlushBatching.Tcp.Loops;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Loops;
 
 namespace FlushBatching.Tests.Tcp;
 

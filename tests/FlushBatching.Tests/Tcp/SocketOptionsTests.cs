@@ -1,6 +1,6 @@
-using FlushBatching.Tcp.Io;
 using System.Net.Sockets;
 using FlushBatching.Tcp;
+using FlushBatching.Tcp.Io;
 using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Tests.Tcp;

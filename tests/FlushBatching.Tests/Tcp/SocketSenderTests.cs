@@ -1,6 +1,6 @@
+using FlushBatching.Tcp;
 using FlushBatching.Tcp.Io;
 using FlushBatching.Tcp.Loops;
-using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
 
 namespace FlushBatching.Tests.Tcp;

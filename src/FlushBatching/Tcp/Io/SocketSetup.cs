@@ -1,8 +1,8 @@
-using FlushBatching.Tcp.Tls;
 using System.Net.Security;
 using System.Net.Sockets;
 using System.Security.Authentication;
 using System.Security.Cryptography.X509Certificates;
+using FlushBatching.Tcp.Tls;
 
 namespace FlushBatching.Tcp.Io;
 

@@ -1,6 +1,6 @@
-using FlushBatching.Tcp.Io;
 using System.IO.Pipelines;
 using FlushBatching.Framing;
+using FlushBatching.Tcp.Io;
 
 namespace FlushBatching.Tcp.Loops;
 

@@ -1,6 +1,6 @@
-using FlushBatching.Tcp.Io;
 using System.Runtime.CompilerServices;
 using FlushBatching.Batching;
+using FlushBatching.Tcp.Io;
 
 namespace FlushBatching.Tcp.Loops;
 
