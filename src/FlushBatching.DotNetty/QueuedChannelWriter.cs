@@ -204,7 +204,7 @@ public sealed class QueuedChannelWriter : ChannelHandlerAdapter
 
     /// <inheritdoc />
     public override string ToString() => _context?.Channel is { } channel
-        ? $"{PeerEndPoints.Describe(channel.LocalAddress)} -> {PeerEndPoints.Describe(channel.RemoteAddress)}"
+        ? PeerEndPoints.Describe(channel.LocalAddress, channel.RemoteAddress)
         : "a writer not in a pipeline";
 
     /// <summary>Takes the channel: its water marks are this writer's from now on.</summary>
@@ -354,8 +354,8 @@ public sealed class QueuedChannelWriter : ChannelHandlerAdapter
     private void AbortAtDeadline()
     {
         var context = _context!;
-        var unsent = _queue.QueuedBytes + (context.Channel.Unsafe.OutboundBuffer?.TotalPendingWriteBytes() ?? 0);
-        if (_deadline.AbortReason(this, unsent) is { } reason)
+        ObserveBacklog(context.Channel);
+        if (_deadline.AbortReason(this, UnsentBytes) is { } reason)
         {
             context.FireExceptionCaught(reason);
         }

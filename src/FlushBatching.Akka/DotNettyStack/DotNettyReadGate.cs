@@ -130,7 +130,7 @@ internal sealed class DotNettyReadGate : ChannelHandlerAdapter
     public override void ChannelInactive(IChannelHandlerContext context)
     {
         _ended = true;
-        _ready.TrySetException(Failure ?? new IOException($"The connection {PeerEndPoints.Describe(context.Channel.LocalAddress)} -> {PeerEndPoints.Describe(context.Channel.RemoteAddress)} closed before it was set up."));
+        _ready.TrySetException(Failure ?? new IOException($"The connection {PeerEndPoints.Describe(context.Channel.LocalAddress, context.Channel.RemoteAddress)} closed before it was set up."));
         if (_receiver is { } receiver)
         {
             ReportEnd(receiver);

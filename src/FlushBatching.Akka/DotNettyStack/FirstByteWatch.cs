@@ -1,4 +1,5 @@
 using DotNetty.Transport.Channels;
+using FlushBatching.Tcp;
 using FlushBatching.Tcp.Admission;
 
 namespace FlushBatching.Akka.DotNettyStack;
@@ -36,7 +37,7 @@ internal sealed class FirstByteWatch : ChannelHandlerAdapter
 
     public override void ChannelInactive(IChannelHandlerContext context)
     {
-        _heard.TrySetException(new IOException($"The connection {context.Channel.RemoteAddress} -> {context.Channel.LocalAddress} closed before it sent anything."));
+        _heard.TrySetException(new IOException($"The connection {SetupTimeouts.Inbound(context.Channel.RemoteAddress, context.Channel.LocalAddress)} closed before it sent anything."));
         context.FireChannelInactive();
     }
 }

@@ -169,7 +169,7 @@ public sealed class FramedConnection : IAsyncDisposable
     }
 
     /// <inheritdoc />
-    public override string ToString() => $"{LocalEndPoint} -> {RemoteEndPoint}";
+    public override string ToString() => PeerEndPoints.Describe(LocalEndPoint, RemoteEndPoint);
 
     /// <summary>A connection over <paramref name="io"/>, its send and receive loops running.</summary>
     /// <param name="socket">The connected socket.</param>

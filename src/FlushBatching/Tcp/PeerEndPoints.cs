@@ -16,6 +16,9 @@ internal static class PeerEndPoints
             ? new IPEndPoint(mapped.Address.MapToIPv4(), mapped.Port)
             : (IPEndPoint)endpoint;
 
+    /// <summary>How a log line names a connection: its two ends, this side's first, each as <see cref="Describe(EndPoint?)"/> names it.</summary>
+    public static string Describe(EndPoint? local, EndPoint? remote) => $"{Describe(local)} -> {Describe(remote)}";
+
     /// <summary>How a log line names <paramref name="endpoint"/>: as <see cref="Of"/> gives it, or "the peer" when unknown.</summary>
     public static string Describe(EndPoint? endpoint) => endpoint switch
     {
