@@ -6,6 +6,9 @@
 #
 #   benchmarks/profile-gap.sh [TRANSPORT] [CLIENTS] [PAYLOAD] [MESSAGES]     defaults: flushbatching 30 100 60000
 #
+# BASE=flushbatching compares the DotNetty stack (TRANSPORT=flushbatching-dotnetty) with the sockets stack, sample by
+# sample: what the two stacks' own code and their hand-offs cost beyond each other.
+#
 # BASE=ceiling-handoff2 compares with the ceiling plus the two thread hand-offs per burst that the sockets stack has
 # (a send loop, a receive loop), so that what remains is the socket's own cost. BASE defaults to ceiling.
 #
@@ -18,13 +21,14 @@ transport=${1:-flushbatching} clients=${2:-30} payload=${3:-100} messages=${4:-6
 root=$(cd "$(dirname "$0")/.." && pwd)
 dotnet build -c Release "$root/benchmarks/RemotePingPong" >/dev/null
 rpp=$root/benchmarks/RemotePingPong/bin/Release/net10.0/RemotePingPong.dll
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# KEEP=DIR keeps each run's perf report (DIR/TRANSPORT.txt, by symbol) and perf stat output there.
+if [[ -n ${KEEP:-} ]]; then mkdir -p "$KEEP"; work=$(cd "$KEEP" && pwd); else work=$(mktemp -d); trap 'rm -rf "$work"' EXIT; fi
 # The perf map names JIT-compiled methods; W^X off lets perf read the code they map to.
 export DOTNET_PerfMapEnabled=1 DOTNET_EnableWriteXorExecute=0
 # Turns both perfs' events on or off for transport $t.
 events() { echo "$1" >"$work/$t.record"; echo "$1" >"$work/$t.count"; }
 for t in "$base" "$transport"; do
+  rm -f "$work/$t.record" "$work/$t.count"
   mkfifo "$work/$t.record" "$work/$t.count"
   # Both perfs start with their events off (-D -1), are turned on by the warm-up's last line and off by the row's.
   perf record -q -F 999 -D -1 --control "fifo:$work/$t.record" -o "$work/$t.data" -- \
@@ -39,6 +43,7 @@ for t in "$base" "$transport"; do
       esac
     done
   perf report -i "$work/$t.data" --sort comm,dso,sym -n -t ';' --stdio >"$work/$t.txt" 2>/dev/null
+  rm -f "$work/$t.data" "$work/$t.record" "$work/$t.count"
 done
 # Every message of the row, both ways.
 echo
