@@ -1,3 +1,4 @@
+using System.Globalization;
 using DotNetty.Common.Concurrency;
 
 namespace FlushBatching.DotNetty;
@@ -55,6 +56,14 @@ internal sealed class LoopTask : IRunnable
                 TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
         }
     }
+
+    /// <summary>
+    /// Why a connection ended when its loop terminated before it ran <paramref name="what"/>: one wording for every task a
+    /// loop may lose, with the bytes accepted and never sent when the task had writes to lose.
+    /// </summary>
+    public static IOException Lost(object connection, string what, long? unsent = null) => new(unsent is { } bytes
+        ? string.Create(CultureInfo.InvariantCulture, $"The connection {connection} ended: its event loop stopped before it ran {what}, and {bytes:N0} bytes accepted were not sent.")
+        : $"The connection {connection} ended: its event loop stopped before it ran {what}.");
 
     void IRunnable.Run()
     {

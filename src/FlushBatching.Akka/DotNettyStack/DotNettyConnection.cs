@@ -72,8 +72,7 @@ internal sealed class DotNettyConnection : ITransportConnection
         LoopTask.Execute(
             _channel.EventLoop,
             state => ((DotNettyConnection)state).Gate.StartReading(_channel, receiver),
-            state => ((DotNettyConnection)state).Gate.EndWithoutLoop(
-                new IOException($"The connection {state} ended: its event loop stopped before it ran the start of its reads."), receiver),
+            state => ((DotNettyConnection)state).Gate.EndWithoutLoop(LoopTask.Lost(state, "the start of its reads"), receiver),
             this);
     }
 

@@ -36,6 +36,8 @@ public sealed class FramedConnection : IAsyncDisposable
     private Task<Exception?> _receiving = Task.FromResult<Exception?>(null);
     private readonly CloseDeadline _closeDeadline;
     private IFrameHandler? _handler;
+    // Whether the connection has ended (Shutdown ran): once, and the first reason wins. The write queue's own "closed"
+    // follows from it, or comes first when the send loop ends after a graceful close.
     private int _shutdown;
     private Exception? _closeReason;
 

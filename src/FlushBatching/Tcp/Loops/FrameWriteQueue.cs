@@ -26,6 +26,10 @@ internal sealed class FrameWriteQueue
     private long _sentBytes;
     private bool _parked;
     private bool _closeRequested;
+
+    // The queue's own end, not the connection's: no frame is taken or sent from here on. Set when the connection ends
+    // (Close) and when the send loop ends (ReleaseAll), which a graceful close reaches before the connection's end: the
+    // connection's end, and its reason, are FramedConnection's alone.
     private bool _closed;
     private TaskCompletionSource? _writableWaiter;
 
