@@ -33,7 +33,8 @@ namespace FlushBatching.DotNetty;
 /// The first small write of a batch is held and copied only when a second joins it: a batch of one goes down uncopied.
 /// A combined write's task completes, or fails, with its combine buffer's. <see cref="CombineBufferSize"/> 0 turns
 /// combining off. Given <see cref="FramingSettings"/>, it also writes each payload's 4-byte length prefix where it
-/// combines, so no length-field encoder is needed and a payload is copied at most once.
+/// combines, so no length-field encoder is needed and a payload is copied at most once; a payload may then be written
+/// as its <c>byte[]</c>, which saves the buffer that would wrap it.
 /// </para>
 /// <para>
 /// An explicit flush from upstream is held until the next trigger, never longer than the interval, unless
@@ -80,7 +81,11 @@ public sealed class BatchingWriterHandler : ChannelDuplexHandler
     /// <param name="combineBufferSize">The size of a combine buffer; writes up to half of it are combined. 0 turns combining off.</param>
     /// <param name="timeProvider">The clock for <see cref="BatchingSettings.FlushInterval"/> and its timer; the system clock if <c>null</c>.</param>
     /// <param name="metrics">Where flushes are counted; the shared <c>FlushBatching</c> Meter if <c>null</c>.</param>
-    /// <param name="framing">Given, each <see cref="IByteBuffer"/> written is a payload and gets a length prefix in this byte order.</param>
+    /// <param name="framing">
+    /// Given, each <see cref="IByteBuffer"/> written is a payload and gets a length prefix in this byte order, and so is
+    /// each <c>byte[]</c>: a whole array is written as it is, with no buffer made for it, and copied once where it is
+    /// combined (a larger one goes down wrapped). Without framing a <c>byte[]</c> is a message of another type.
+    /// </param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="combineBufferSize"/> is negative or above <see cref="MaxCombineBufferSize"/>.</exception>
     public BatchingWriterHandler(
         BatchingSettings settings,

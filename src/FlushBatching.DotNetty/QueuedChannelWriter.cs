@@ -1,4 +1,3 @@
-using System.Globalization;
 using System.Runtime.InteropServices;
 using DotNetty.Buffers;
 using DotNetty.Transport.Channels;
@@ -19,8 +18,10 @@ namespace FlushBatching.DotNetty;
 /// <remarks>
 /// <para>
 /// Put it last in the pipeline, or last before the handler that reads: <c>[tls] → PayloadFrameDecoder →
-/// BatchingWriterHandler { ExplicitFlushEndsBurst = true } → QueuedChannelWriter → your reader</c>. Write once the
-/// channel is active. The payload is written as it is, wrapped, not copied: do not change it until it is sent.
+/// BatchingWriterHandler { ExplicitFlushEndsBurst = true } → QueuedChannelWriter → your reader</c>, the handler made
+/// with <see cref="FramingSettings"/>: a payload that is a whole array goes down the pipeline as that <c>byte[]</c>,
+/// which the handler frames, and only a handler with framing takes. Write once the channel is active. The payload is
+/// written as it is, not copied: do not change it until it is sent.
 /// </para>
 /// <para>
 /// Back-pressure: a write is refused (<see cref="TryWrite"/> returns <c>false</c>) while the bytes queued here and those
@@ -276,7 +277,7 @@ public sealed class QueuedChannelWriter : ChannelHandlerAdapter
         }
 
         _written += FrameEncoder.FrameLength(payload.Length);
-        var written = _context!.WriteAsync(Wrap(payload));
+        var written = _context!.WriteAsync(Message(payload));
         if (!ReferenceEquals(written, _lastWrite))
         {
             _lastWrite = written;
@@ -376,18 +377,20 @@ public sealed class QueuedChannelWriter : ChannelHandlerAdapter
         var unsent = _queue.QueuedBytes;
         _queue.Clear();
         _deadline.Disarm();
-        var reason = orderlyIfAllSent && unsent == 0 ? null : new IOException(string.Create(CultureInfo.InvariantCulture,
-            $"The connection {this} ended: its event loop stopped before it ran {what}, and {unsent:N0} bytes accepted were not sent."));
+        var reason = orderlyIfAllSent && unsent == 0 ? null : LoopTask.Lost(this, what, unsent);
         if (_onLoopStopped is { } heard)
         {
             ThreadPool.QueueUserWorkItem(static end => end.heard(end.reason), (heard, reason), preferLocal: false);
         }
     }
 
-    // The payload's own array, wrapped: BatchingWriterHandler copies a small one once into its combine buffer and sends
-    // a large one as it is.
-    private static IByteBuffer Wrap(ReadOnlyMemory<byte> payload) =>
+    // A payload that is a whole array goes down as that array, which BatchingWriterHandler with framing takes as a
+    // payload: copied once into its combine buffer when small, with nothing allocated for it, or wrapped when large. Part
+    // of an array is wrapped here, not copied.
+    private static object Message(ReadOnlyMemory<byte> payload) =>
         MemoryMarshal.TryGetArray(payload, out var segment)
-            ? Unpooled.WrappedBuffer(segment.Array, segment.Offset, segment.Count)
-            : Unpooled.WrappedBuffer(payload.ToArray());
+            ? segment.Offset == 0 && segment.Count == segment.Array!.Length
+                ? segment.Array
+                : Unpooled.WrappedBuffer(segment.Array, segment.Offset, segment.Count)
+            : payload.ToArray();
 }

@@ -47,15 +47,34 @@ internal sealed class WriteCombiner
     /// <summary>Whether it writes each buffer's length prefix itself (framing given), so no encoder frames its output.</summary>
     public bool WritesPrefixes => _framing is not null;
 
-    /// <summary>The bytes a message puts on the wire: a buffer's readable bytes and its prefix; 0 for anything else.</summary>
-    public int BytesOf(object message) => message is IByteBuffer buffer ? buffer.ReadableBytes + _prefixLength : 0;
+    /// <summary>
+    /// The bytes a message puts on the wire: a buffer's readable bytes, or with framing a <c>byte[]</c> payload's length,
+    /// and its prefix; 0 for anything else.
+    /// </summary>
+    public int BytesOf(object message) => message switch
+    {
+        IByteBuffer buffer => buffer.ReadableBytes + _prefixLength,
+        byte[] payload when _framing is not null => payload.Length + _prefixLength,
+        _ => 0,
+    };
 
-    /// <summary>Combines a small buffer, or writes what is combined and then passes the message through.</summary>
+    /// <summary>
+    /// Combines a small buffer (with framing, a small <c>byte[]</c> payload too), or writes what is combined and then
+    /// passes the message through; a <c>byte[]</c> payload too large to combine goes through wrapped, after its prefix.
+    /// </summary>
     /// <returns>The message's write task: a combined one completes with its combine buffer.</returns>
-    public Task Write(IChannelHandlerContext context, object message) =>
-        message is IByteBuffer small && BytesOf(small) <= BufferSize / 2 && context.Channel.Open
-            ? Combine(context, small)
-            : PassThrough(context, message);
+    public Task Write(IChannelHandlerContext context, object message)
+    {
+        var small = BytesOf(message) <= BufferSize / 2 && context.Channel.Open;
+        return message switch
+        {
+            IByteBuffer buffer when small => Combine(context, buffer),
+            byte[] payload when _framing is not null => small
+                ? Combine(context, payload)
+                : PassThrough(context, Unpooled.WrappedBuffer(payload)),
+            _ => PassThrough(context, message),
+        };
+    }
 
     /// <summary>Hands the combine buffer (or the one held write) down the pipeline; its writes' tasks complete with it.</summary>
     public void WriteCombined(IChannelHandlerContext context)
@@ -82,16 +101,34 @@ internal sealed class WriteCombiner
     // always copied.
     private Task Combine(IChannelHandlerContext context, IByteBuffer buffer)
     {
-        if (_combined is { } combined && combined.WritableBytes < BytesOf(buffer))
-        {
-            WriteCombined(context);
-        }
-
-        _combinedWritten ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         if (_combined is null && _held is null && _framing is null)
         {
             _held = buffer;
-            return _combinedWritten.Task;
+            return Completion();
+        }
+
+        var combined = CombineBuffer(context, BytesOf(buffer));
+        WritePrefix(combined, buffer.ReadableBytes);
+        CopyAndRelease(combined, buffer);
+        return Completion();
+    }
+
+    // A payload given as its array (framing on): copied behind its prefix, no buffer made for it and none to release.
+    private Task Combine(IChannelHandlerContext context, byte[] payload)
+    {
+        var combined = CombineBuffer(context, BytesOf(payload));
+        WritePrefix(combined, payload.Length);
+        combined.WriteBytes(payload);
+        return Completion();
+    }
+
+    // The combine buffer with room for `bytes` more: the full one goes down first, and a new one takes the held write
+    // first.
+    private IByteBuffer CombineBuffer(IChannelHandlerContext context, int bytes)
+    {
+        if (_combined is { } full && full.WritableBytes < bytes)
+        {
+            WriteCombined(context);
         }
 
         if (_combined is null)
@@ -104,10 +141,12 @@ internal sealed class WriteCombiner
             }
         }
 
-        WritePrefix(_combined, buffer.ReadableBytes);
-        CopyAndRelease(_combined, buffer);
-        return _combinedWritten.Task;
+        return _combined;
     }
+
+    // The completion the writes of the batch now being combined share.
+    private Task Completion() =>
+        (_combinedWritten ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).Task;
 
     // A write that is not combined goes after everything combined before it, and a payload after its prefix.
     private Task PassThrough(IChannelHandlerContext context, object message)

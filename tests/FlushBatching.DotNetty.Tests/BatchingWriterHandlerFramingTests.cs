@@ -60,6 +60,50 @@ public sealed class BatchingWriterHandlerFramingTests : IDisposable
         Assert.Equal([.. Prefix(4, ByteOrder.LittleEndian), 1, 2, 3, 4], Take(_channel.ReadOutbound<IByteBuffer>()));
     }
 
+    [Fact]
+    public void Payloads_written_as_their_arrays_are_framed_and_combined_as_buffers_over_them_would_be_and_counted_alike()
+    {
+        // 3 + 4, 0 + 4 and 2 + 4 bytes: the third write reaches max-pending-bytes (17) and flushes the three as one buffer.
+        Start(BatchingSettings.Default.WithMaxPendingBytes(17), ByteOrder.LittleEndian);
+        _channel.WriteAsync(new byte[] { 1, 2, 3 });
+        _channel.WriteAsync(Array.Empty<byte>());
+        Assert.Null(_channel.ReadOutbound<object>());
+        _channel.WriteAsync(Unpooled.WrappedBuffer([7, 8]));
+
+        byte[] expected = [.. Prefix(3, ByteOrder.LittleEndian), 1, 2, 3, .. Prefix(0, ByteOrder.LittleEndian), .. Prefix(2, ByteOrder.LittleEndian), 7, 8];
+        Assert.Equal(expected, Take(_channel.ReadOutbound<IByteBuffer>()));
+        Assert.Null(_channel.ReadOutbound<object>());
+    }
+
+    [Fact]
+    public void A_payload_array_too_large_to_combine_goes_down_wrapped_not_copied_after_its_own_prefix()
+    {
+        Start(BatchingSettings.Default, ByteOrder.LittleEndian);
+        var large = new byte[BatchingWriterHandler.DefaultCombineBufferSize];
+        large[^1] = 42;
+        _channel.WriteAsync(new byte[] { 5 });
+        _channel.WriteAsync(large);
+        _channel.RunPendingTasks();
+
+        Assert.Equal([.. Prefix(1, ByteOrder.LittleEndian), 5], Take(_channel.ReadOutbound<IByteBuffer>()));
+        Assert.Equal(Prefix(large.Length, ByteOrder.LittleEndian), Take(_channel.ReadOutbound<IByteBuffer>()));
+        var wrapped = _channel.ReadOutbound<IByteBuffer>();
+        Assert.Same(large, wrapped.Array);
+        Assert.Equal(large.Length, wrapped.ReadableBytes);
+        wrapped.Release();
+    }
+
+    [Fact]
+    public void Without_framing_an_array_is_a_message_of_another_type_and_passes_through_as_it_is()
+    {
+        _channel = new EmbeddedChannel(new BatchingWriterHandler(BatchingSettings.Default, BatchingWriterHandler.DefaultCombineBufferSize, _clock, _metrics));
+        var array = new byte[] { 1, 2, 3 };
+        _channel.WriteAsync(array);
+        _channel.RunPendingTasks();
+
+        Assert.Same(array, _channel.ReadOutbound<object>());
+    }
+
     public void Dispose()
     {
         _channel?.FinishAndReleaseAll();
