@@ -3,6 +3,7 @@ using System.Net.Security;
 using System.Security.Authentication;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
+using FlushBatching.Batching;
 using FlushBatching.Tcp;
 using FlushBatching.Tests.Support;
 
@@ -40,6 +41,48 @@ public sealed class TlsTests : IDisposable
 
         await Poll.Within(client.CloseAsync());
         Assert.Null(await atServer.WaitClosedAsync());
+    }
+
+    // OpenSSL takes one call at a time on a connection: SslStream locks its reads against its writes, but not against
+    // ShutdownAsync, whose SSL_shutdown reads too. A close that sent TLS's close_notify while the receive loop decrypted
+    // the peer's frames corrupted OpenSSL's memory and ended the process (a segmentation fault or glibc's abort), within a
+    // thousand closes: this closes a thousand times while the peer sends, and the test host dies if the two meet.
+    [Fact]
+    public async Task A_graceful_close_while_the_peer_keeps_sending_ends_the_peer_cleanly_every_time()
+    {
+        // Unbatched, each frame is a TLS record of its own: the receive loop decrypts often.
+        await using var loopback = Loopback.Listen(ServerSettings.WithBatching(BatchingSettings.Default.WithEnabled(false)));
+        var clientSettings = ConnectionSettings.Default.WithTls(TlsSettings.ForClient().WithSuppressValidation(true));
+        var frame = new byte[100];
+        for (var round = 0; round < 1000; round++)
+        {
+            var (client, server) = await loopback.ConnectAsync(clientSettings);
+            var atServer = new FrameCollector();
+            var atClient = new FrameCollector();
+            server.Start(atServer);
+            client.Start(atClient);
+            var sending = Task.Run(async () =>
+            {
+                while (!server.IsClosing)
+                {
+                    if (!server.TryWrite(frame))
+                    {
+                        await server.WhenWritableAsync();
+                    }
+                }
+            });
+
+            if (round % 2 == 1)
+            {
+                await atClient.WaitForCountAsync(round % 50);
+            }
+
+            await Poll.Within(client.CloseAsync());
+            Assert.Null(await atServer.WaitClosedAsync());
+            await Poll.Within(sending);
+            await client.DisposeAsync();
+            await server.DisposeAsync();
+        }
     }
 
     [Fact]

@@ -54,10 +54,15 @@ internal sealed class TlsConnectionIo : ConnectionIo
         }
     }
 
-    public override async ValueTask ShutdownSendAsync()
+    // Ends the TCP stream without TLS's close_notify, as stock Akka.Remote (DotNetty's TlsHandler) ends it. Sending it
+    // would take SslStream.ShutdownAsync, whose SSL_shutdown also reads, outside the lock SslStream holds around its own
+    // reads and writes; and the receive loop reads now, waiting for the peer's end. OpenSSL takes one call at a time on a
+    // connection: the two together corrupted its memory and ended the process (libssl, .NET 10.0.12 with OpenSSL 3.0).
+    // Nothing is lost by it: the peer reads every frame, then the end of the stream, and a frame cut short is an error.
+    public override ValueTask ShutdownSendAsync()
     {
-        await _stream.ShutdownAsync().ConfigureAwait(false);
         _socket.Shutdown(SocketShutdown.Send);
+        return ValueTask.CompletedTask;
     }
 
     public override void Dispose()
