@@ -43,11 +43,12 @@ phase() { echo "== $(date -u +%T) $*"; }
 # counts as passed and is named at the end of the log as flaky). Each failure's name and message is kept for the end
 # of the log, where CI shows it. $2 names the run in the results' file name; $3, if given, filters its tests.
 run_tests() {
-  local project=$1 run=${2:-} only=() name trx counts passed failed skipped incomplete retry_failed names=() filter
+  local project=$1 run=${2:-} only=() name trx kernel_since counts passed failed skipped incomplete retry_failed names=() filter
   [[ -n ${3:-} ]] && only=(--filter "$3")
   name=$(basename "$project" .csproj)$run
   trx="$PWD/$artifacts/test-results/$name.trx"
   rm -rf "$trx" "${trx%.trx}" "${trx%.trx}-retry.trx" "${trx%.trx}-retry"
+  kernel_since=$(cut -d' ' -f1 /proc/uptime 2>/dev/null || echo 0)
   # The results directory, named as the TRX file without .trx, holds the blame collector's record of which tests a
   # killed test host never finished: tools/trx.py names them.
   tools/isolated.sh dotnet test "$project" "${test_options[@]}" "${only[@]}" --results-directory "${trx%.trx}" --logger "trx;LogFileName=$trx" || true
@@ -60,6 +61,13 @@ run_tests() {
   counts=$(python3 tools/trx.py counts "$trx")
   read -r passed failed skipped incomplete <<<"$counts"
   python3 tools/trx.py report "$trx" >>"$failure_log"
+  # A test host killed by a signal (a segfault in native code, the OOM killer) leaves no message of its own: the
+  # kernel's log, where it is readable (root, as on CI), names the signal, the library and the thread. Its lines from
+  # the run's start on (seconds since boot: the log's own clock) are kept.
+  if ((incomplete)); then
+    { dmesg 2>/dev/null | awk -F'[][]' -v since="$kernel_since" '$2 + 0 >= since' |
+      grep -E 'segfault|general protection|traps:|Out of memory|Killed process' | tail -5 | sed 's/^/  kernel: /' >>"$failure_log"; } || true
+  fi
   total_passed=$((total_passed + passed))
   total_skipped=$((total_skipped + skipped))
   ((failed == 0)) && return
