@@ -16,12 +16,15 @@ internal static class Disassociation
     /// <param name="reason">What ended it: <c>null</c> for an orderly close.</param>
     public static DisassociateInfo Report(ILoggingAdapter log, Address remote, object connection, Exception? reason)
     {
-        switch (reason)
+        // Over TLS the sockets stack reads through SslStream, which wraps the socket's error in an IOException: the same
+        // end is reported the same way, plain or TLS.
+        var cause = reason is IOException { InnerException: SocketException socket } ? socket : reason;
+        switch (cause)
         {
             case null:
                 return DisassociateInfo.Unknown;
             case InvalidFrameException:
-                log.Warning("Dropped association [{0}] ({1}): bad frame from the peer: {2}", remote, connection, reason.Message);
+                log.Warning("Dropped association [{0}] ({1}): bad frame from the peer: {2}", remote, connection, cause.Message);
                 return DisassociateInfo.Unknown;
             case SocketException { SocketErrorCode: SocketError.OperationAborted }:
                 // This node's own abort (shutdown, a silent peer's bound), not the peer's doing.
@@ -31,7 +34,7 @@ internal static class Disassociation
                 log.Info("Association [{0}] ({1}) was reset by the peer", remote, connection);
                 return DisassociateInfo.Shutdown;
             default:
-                log.Warning("Association [{0}] ({1}) ended on an error: {2}", remote, connection, reason.Message);
+                log.Warning("Association [{0}] ({1}) ended on an error: {2}", remote, connection, cause.Message);
                 return DisassociateInfo.Unknown;
         }
     }

@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Net;
+using System.Net.Security;
 using System.Net.Sockets;
 using Akka.Actor;
 using Akka.Configuration;
@@ -422,6 +423,36 @@ public abstract class TransportSpiSuite : IAsyncLifetime
         await events.Next<Disassociated>();
         await Poll.Until(() => Logs.Any(e => e.ToString()!.Contains("was reset by the peer")), "the disassociation line");
         Assert.Equal(0, WarningsLogged("dropped an inbound connection"));
+    }
+
+    // Over TLS the sockets stack reads through SslStream, which wraps a reset in an IOException: the line is the plain
+    // one's all the same, an INFO, not a WARNING that the association ended on an error.
+    [Fact]
+    public async Task An_inbound_tls_peer_that_has_spoken_and_resets_is_the_same_disassociation_line_as_a_plain_one()
+    {
+        using var certificate = new SelfSignedCertificate();
+        var (_, address, inbound) = await Listen($$"""
+            enable-ssl = on
+            ssl {
+              certificate { path = {{Hocon.Quoted(certificate.PfxPath)}}, password = {{Hocon.Quoted(SelfSignedCertificate.Password)}} }
+              require-mutual-authentication = off
+            }
+            """);
+        using var peer = await RawPeer.ConnectAsync(new IPEndPoint(IPAddress.Loopback, address.Port!.Value));
+        await using var tls = new SslStream(new NetworkStream(peer), leaveInnerStreamOpen: true, (_, _, _, _) => true);
+        await tls.AuthenticateAsClientAsync(new SslClientAuthenticationOptions { TargetHost = "localhost" });
+        var handle = (await inbound.Next<InboundAssociation>()).Association;
+        var events = new EventCollector();
+        handle.ReadHandlerSource.SetResult(events);
+        await tls.WriteAsync(new byte[] { 3, 0, 0, 0, 1, 2, 3 }); // one frame, little-endian prefix
+        Assert.Equal(3, (await events.Next<InboundPayload>()).Payload.Length);
+
+        peer.LingerState = new LingerOption(true, 0);
+        peer.Close(); // a reset
+
+        await events.Next<Disassociated>();
+        await Poll.Until(() => Logs.Any(e => e.ToString()!.Contains("was reset by the peer")), "the disassociation line");
+        Assert.DoesNotContain(Logs, e => e.LogLevel() == LogLevel.WarningLevel && e.ToString()!.Contains("Association ["));
     }
 
     [Fact]
