@@ -3,6 +3,7 @@ using System.Net.Sockets;
 using System.Security.Authentication;
 using System.Threading.Channels;
 using FlushBatching.Akka.Tests.Support;
+using FlushBatching.Batching;
 using FlushBatching.Diagnostics;
 using FlushBatching.Framing;
 using FlushBatching.Tcp;
@@ -204,6 +205,49 @@ public abstract partial class ConnectionStackSuite(ITestOutputHelper output) : I
         Assert.StartsWith("The TLS handshake with ", refused.Message);
         Assert.Contains("closed the connection during the handshake", refused.Message);
         await Poll.Within(closing);
+    }
+
+    // A close that meets the peer's frames arriving, over TLS, 200 times. The sockets stack once sent TLS's close_notify
+    // there, which OpenSSL ran beside a read of the same connection, and the process died (a segmentation fault in
+    // libssl): each stack must end both sides, every time, and the test host live.
+    [Fact]
+    public async Task A_tls_connection_closed_while_its_peer_keeps_sending_ends_both_sides_every_time()
+    {
+        using var certificate = new SelfSignedCertificate();
+        var tls = ConnectionSettings.Default.WithTls(TlsSettings.FromPfxFile(certificate.PfxPath, SelfSignedCertificate.Password).WithSuppressValidation(true));
+
+        // Unbatched, each payload is a TLS record of its own: the closing side decrypts often.
+        var endpoint = await Listen(tls.WithBatching(BatchingSettings.Default.WithEnabled(false)));
+        var clients = Stack(tls);
+        var payload = ByteString.CopyFrom(new byte[100]);
+        for (var round = 0; round < 200; round++)
+        {
+            var client = await Poll.Within(clients.ConnectAsync(endpoint, tls));
+            var server = await Poll.Within(_inbound.Reader.ReadAsync().AsTask());
+            var atClient = new Receiver();
+            var atServer = new Receiver();
+            client.StartReading(atClient);
+            server.StartReading(atServer);
+            var sending = Task.Run(async () =>
+            {
+                while (!server.Completion.IsCompleted)
+                {
+                    if (!server.TryWrite(payload))
+                    {
+                        await Task.Delay(1);
+                    }
+                }
+            });
+
+            if (round % 2 == 1)
+            {
+                await Poll.Within(atClient.Payloads.Reader.ReadAsync().AsTask());
+            }
+
+            await Poll.Within(client.CloseAsync());
+            await Poll.Within(atServer.Closed.Task);
+            await Poll.Within(sending);
+        }
     }
 
     [Fact]
